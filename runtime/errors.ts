@@ -1,0 +1,71 @@
+/**
+ * Errors that cross actor boundaries. They travel as plain data (WireError) and are
+ * rebuilt as ActorError on the requesting side, so `instanceof` and `code` work everywhere.
+ */
+
+export type ActorErrorCode =
+  /** The request got no reply before its deadline. */
+  | 'TIMEOUT'
+  /** The actor crashed (or its thread died) while the request was queued or running. */
+  | 'ACTOR_CRASHED'
+  /** The actor was stopped (shutdown, escalation, or stopped itself) before it replied. */
+  | 'ACTOR_STOPPED'
+  /** No actor with this id exists. */
+  | 'NO_SUCH_ACTOR'
+  /** The actor's mailbox is full; the message was not accepted. */
+  | 'MAILBOX_FULL'
+  /** The message has a type the actor has no handler for. */
+  | 'UNKNOWN_MESSAGE'
+  /** The handler refused the request on purpose (ReplyError); the actor keeps running. */
+  | 'REPLY_ERROR';
+
+export interface WireError {
+  code: ActorErrorCode;
+  message: string;
+  /** Application code carried by a ReplyError, e.g. 'INVALID_PARAMS'. */
+  appCode?: string;
+  details?: unknown;
+  stack?: string;
+}
+
+export class ActorError extends Error {
+  readonly code: ActorErrorCode;
+  readonly appCode: string | undefined;
+  readonly details: unknown;
+  constructor(code: ActorErrorCode, message: string, appCode?: string, details?: unknown) {
+    super(message);
+    this.name = 'ActorError';
+    this.code = code;
+    this.appCode = appCode;
+    this.details = details;
+  }
+  toWire(): WireError {
+    return { code: this.code, message: this.message, appCode: this.appCode, details: this.details };
+  }
+  static fromWire(w: WireError): ActorError {
+    const e = new ActorError(w.code, w.message, w.appCode, w.details);
+    if (w.stack) e.stack = w.stack;
+    return e;
+  }
+}
+
+/**
+ * Thrown by a handler to refuse a request without crashing the actor. The requester
+ * receives an ActorError with code REPLY_ERROR and `appCode` set to `code`.
+ */
+export class ReplyError extends Error {
+  readonly code: string;
+  readonly details: unknown;
+  constructor(code: string, message: string, details?: unknown) {
+    super(message);
+    this.name = 'ReplyError';
+    this.code = code;
+    this.details = details;
+  }
+}
+
+/** Describe any thrown value as a short string, for logs and crash reports. */
+export function describeError(err: unknown): { message: string; stack?: string } {
+  if (err instanceof Error) return { message: err.message, stack: err.stack };
+  return { message: String(err) };
+}
