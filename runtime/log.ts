@@ -9,15 +9,17 @@ export type { Logger };
 
 export const LOG_LEVELS: readonly LevelWithSilent[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
-export function createLogger(level: string, ns = 'runtime'): Logger {
-  return pino(
+/** The thread's root logger (no `ns`); pass `ns` for a child tagged with that namespace. */
+export function createLogger(level: string, ns?: string): Logger {
+  const root = pino(
     {
       level,
-      base: { pid: process.pid, thread: threadId, ns },
+      base: { pid: process.pid, thread: threadId },
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
     },
     // Synchronous writes: a crashing thread's last lines are not lost.
     pino.destination({ fd: 1, sync: true }),
   );
+  return ns ? root.child({ ns }) : root;
 }

@@ -43,10 +43,12 @@ export class Host {
   private readonly main: Comlink.Remote<MainApi>;
   private readonly store: CheckpointStore;
   private readonly log: Logger;
+  private readonly rootLog: Logger;
 
   constructor(boot: HostBoot) {
     this.boot = boot;
-    this.log = createLogger(boot.logLevel, 'host');
+    this.rootLog = createLogger(boot.logLevel);
+    this.log = this.rootLog.child({ ns: 'host' });
     this.store = CheckpointStore.open(boot.stateDir);
     this.main = Comlink.wrap<MainApi>(boot.mainPort as never);
     this.router = new Router({
@@ -106,7 +108,7 @@ export class Host {
   private async startInstance(slot: Slot): Promise<void> {
     const { id, args, supervisor } = slot.req;
     const inst = new ActorInstance(id, slot.def, args, supervisor, {
-      log: this.log,
+      log: this.rootLog,
       ref: (target) => this.router.ref(target),
       checkpoint: async (aid, kind, state) => {
         await this.store.save(aid, kind, state);

@@ -92,6 +92,8 @@ export class ActorSystem {
   }
 
   static async start(opts: SystemOptions): Promise<ActorSystem> {
+    // Process-wide metrics (CPU, memory, event loop of the main thread) once per process.
+    if (!client.register.getSingleMetric('process_cpu_user_seconds_total')) client.collectDefaultMetrics();
     return new ActorSystem(opts);
   }
 

@@ -1,0 +1,99 @@
+/** `hostd daemon`: the supervisor with the chosen services, metrics, ordered shutdown on signals. */
+import { SERVICE_NAMES, type DaemonSettings, type ServiceName } from '../config/daemon-settings.js';
+import { ConfigError } from '../config/settings.js';
+import { createLogger } from '../log.js';
+import { startMetricsServer } from '../metrics/server.js';
+import type { ServiceCatalogue, ServiceDefinition } from '../service.js';
+import { ActorSystem } from '../supervisor/system.js';
+import { HEARTBEAT_ID } from '../system/heartbeat/messages.js';
+
+const HEARTBEAT_MODULE = new URL('../system/heartbeat/actor.js', import.meta.url).href;
+
+/** Check the chosen services exist in this build; returns their definitions in start order. */
+export async function loadServices(names: readonly ServiceName[], catalogue: ServiceCatalogue): Promise<ServiceDefinition[]> {
+  const missing = names.filter((n) => !catalogue[n]);
+  if (missing.length) {
+    const built = SERVICE_NAMES.filter((n) => catalogue[n]);
+    throw new ConfigError([
+      `invalid setting --services (HOSTD_SERVICES): ${missing.join(', ')} ${missing.length > 1 ? 'are' : 'is'} not built in this version (available: ${built.length ? built.join(', ') : 'none yet'})`,
+    ]);
+  }
+  // Start order: the gateway last, so that it stops (drains) first.
+  const order = [...names].sort((a, b) => SERVICE_NAMES.indexOf(a) - SERVICE_NAMES.indexOf(b)).sort((a, b) => Number(a === 'gateway') - Number(b === 'gateway'));
+  const defs: ServiceDefinition[] = [];
+  for (const n of order) {
+    const mod = (await import(catalogue[n]!)) as { service?: ServiceDefinition };
+    if (!mod.service) throw new Error(`service module ${catalogue[n]} has no 'service' export`);
+    defs.push(mod.service);
+  }
+  return defs;
+}
+
+export async function runDaemon(settings: DaemonSettings, catalogue: ServiceCatalogue): Promise<number> {
+  const log = createLogger(settings.logLevel, 'daemon');
+  const services = await loadServices(settings.services, catalogue);
+  const trees = services.map((s) => s.supervisor({ settings, env: process.env }));
+
+  const system = await ActorSystem.start({
+    stateDir: settings.stateDir,
+    logLevel: settings.logLevel,
+    requestTimeoutMs: settings.requestTimeoutMs,
+    mailboxCapacity: settings.mailboxCapacity,
+    groupThreads: settings.groupThreads,
+    poolThreads: settings.poolThreads,
+  });
+  const metrics = await startMetricsServer(settings.metricsHost, settings.metricsPort, () => system.metrics()).catch(async (err: Error) => {
+    await system.shutdown();
+    throw new ConfigError([`invalid setting --metrics-port (HOSTD_METRICS_PORT): ${err.message}`]);
+  });
+  log.info({ port: metrics.port, host: settings.metricsHost }, 'metrics endpoint listening');
+
+  let exitCode = 0;
+  let stopping: Promise<void> | null = null;
+  let markStopped!: () => void;
+  const stoppedAt = new Promise<void>((r) => (markStopped = r));
+  const stop = (why: string, code: number): Promise<void> => {
+    if (stopping) return stopping;
+    exitCode = code;
+    log.info({ why }, 'shutting down');
+    const hard = setTimeout(() => {
+      log.fatal({ shutdownTimeoutMs: settings.shutdownTimeoutMs }, 'shutdown deadline passed; exiting now');
+      process.exit(1);
+    }, settings.shutdownTimeoutMs);
+    hard.unref();
+    stopping = system.shutdown().then(() => {
+      metrics.close();
+      clearTimeout(hard);
+      log.info({ exitCode }, 'stopped');
+      markStopped();
+    });
+    return stopping;
+  };
+
+  const onSignal = (sig: NodeJS.Signals) => {
+    if (stopping) {
+      log.warn({ signal: sig }, 'second signal: exiting without waiting');
+      process.exit(1);
+    }
+    void stop(sig, 0);
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+
+  try {
+    await system.start({
+      id: 'system',
+      children: [{ id: HEARTBEAT_ID, module: HEARTBEAT_MODULE, args: { intervalMs: settings.heartbeatMs }, placement: { mode: 'shared', group: 'system' } }],
+    });
+    for (const tree of trees) await system.start(tree);
+  } catch (err) {
+    log.fatal({ err: (err as Error).message }, 'start-up failed');
+    await stop('start-up failed', 1);
+    return 1;
+  }
+  log.info({ services: services.map((s) => s.name), stateDir: settings.stateDir }, 'daemon ready');
+
+  void system.failed.then((reason) => stop(`supervision gave up: ${reason}`, 1));
+  await stoppedAt;
+  return exitCode;
+}

@@ -1,0 +1,131 @@
+/**
+ * The `hostd` command: `hostd daemon`, `hostd inspect`, `hostd help`. Flags are parsed
+ * strictly (an unknown flag is an error); settings are validated before anything starts.
+ */
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { daemonSchema, SERVICE_NAMES, stateDirSetting, type ServiceName } from '../config/daemon-settings.js';
+import { ConfigError, describe, resolve } from '../config/settings.js';
+import type { ServiceCatalogue } from '../service.js';
+import { runDaemon } from './daemon.js';
+import { inspect, InspectError } from './inspect.js';
+
+const EXIT_USAGE = 2;
+
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+const MAIN_HELP = `hostd — storage-and-voice host daemon
+
+Usage:
+  hostd daemon [options]        run the daemon (object store, media bridge, gateway, deployer)
+  hostd inspect [id] [options]  list or show the actors' durable checkpoints
+  hostd help [command]          show help for a command
+  hostd --version               print the version
+
+Run 'hostd <command> --help' for the options of a command.`;
+
+function daemonHelp(available: readonly ServiceName[]): string {
+  return `Usage: hostd daemon [options]
+
+Runs the supervisor and the services, each as actors on worker threads. SIGTERM or SIGINT
+shuts down in order (the gateway drains first); a second signal exits at once.
+Every option can also be set by its environment variable; a flag wins.
+
+Services known: ${SERVICE_NAMES.join(', ')}; built in this version: ${available.length ? available.join(', ') : 'none yet'}.
+
+Options:
+${describe(daemonSchema(available))}
+  -h, --help                  show this help
+
+Example:
+  hostd daemon --services objstore,media --metrics-port 9464`;
+}
+
+const INSPECT_HELP = `Usage: hostd inspect [actor-id] [options]
+
+Lists every actor checkpoint in the state directory (actor id, kind, updated at, age, size),
+or shows one checkpoint in full. Reads the LMDB environment read-only: safe while the daemon runs.
+
+Options:
+${describe({ stateDir: stateDirSetting })}
+  --json                      machine-readable output (one JSON document)
+  -h, --help                  show this help
+
+Examples:
+  hostd inspect
+  hostd inspect hostd.heartbeat
+  hostd inspect --json --state-dir /var/lib/objstore`;
+
+function flagOptions(schema: Record<string, { flag: string }>) {
+  const o: Record<string, { type: 'string' }> = {};
+  for (const s of Object.values(schema)) o[s.flag] = { type: 'string' };
+  return o;
+}
+
+export async function main(argv: string[], catalogue: ServiceCatalogue): Promise<number> {
+  const available = SERVICE_NAMES.filter((n) => catalogue[n]);
+  const [command, ...rest] = argv;
+  const out = (s: string) => process.stdout.write(s + '\n');
+  const fail = (msg: string, code = EXIT_USAGE) => {
+    process.stderr.write(`hostd: ${msg}\n`);
+    return code;
+  };
+  try {
+    switch (command) {
+      case undefined:
+      case '-h':
+      case '--help':
+        out(MAIN_HELP);
+        return command === undefined ? EXIT_USAGE : 0;
+      case '--version':
+      case '-v':
+        out(version());
+        return 0;
+      case 'help': {
+        const topic = rest[0];
+        if (topic === 'daemon') out(daemonHelp(available));
+        else if (topic === 'inspect') out(INSPECT_HELP);
+        else if (topic === undefined) out(MAIN_HELP);
+        else return fail(`no help for unknown command '${topic}' (commands: daemon, inspect)`);
+        return 0;
+      }
+      case 'daemon': {
+        const schema = daemonSchema(available);
+        const { values, positionals } = parseArgs({ args: rest, options: { ...flagOptions(schema), help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+        if (values.help) {
+          out(daemonHelp(available));
+          return 0;
+        }
+        if (positionals.length) return fail(`daemon takes no arguments (got '${positionals.join(' ')}'); see 'hostd daemon --help'`);
+        const settings = resolve(schema, values as Record<string, string | undefined>);
+        return await runDaemon(settings, catalogue);
+      }
+      case 'inspect': {
+        const { values, positionals } = parseArgs({
+          args: rest,
+          options: { 'state-dir': { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+          allowPositionals: true,
+          strict: true,
+        });
+        if (values.help) {
+          out(INSPECT_HELP);
+          return 0;
+        }
+        if (positionals.length > 1) return fail(`inspect takes at most one actor id (got ${positionals.length}); see 'hostd inspect --help'`);
+        const { stateDir } = resolve({ stateDir: stateDirSetting }, values as Record<string, string | undefined>);
+        await inspect({ stateDir, id: positionals[0], json: values.json ?? false }, out);
+        return 0;
+      }
+      default:
+        return fail(`unknown command '${command}' (commands: daemon, inspect, help); see 'hostd --help'`);
+    }
+  } catch (err) {
+    if (err instanceof ConfigError) return fail(err.message);
+    if (err instanceof InspectError) return fail(err.message, 1);
+    if ((err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) return fail(`${(err as Error).message}; see 'hostd ${command} --help'`);
+    return fail(`${(err as Error).stack ?? String(err)}`, 1);
+  }
+}
