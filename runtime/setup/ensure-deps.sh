@@ -1,0 +1,29 @@
+#!/bin/sh
+# Install what is missing, idempotently: Debian packages listed in debian-packages.txt and the
+# npm packages of package-lock.json. Used by `npm start` and `npm test` on a fresh machine.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+cd "$top"
+
+missing=""
+for pkg in $(grep -v '^\s*#' "$here/debian-packages.txt" | tr -s ' \n' ' '); do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing="$missing $pkg"
+done
+if [ -n "$missing" ]; then
+  if [ "$(id -u)" != 0 ]; then
+    echo "ensure-deps: missing Debian packages:$missing (run as root to install them)" >&2
+    exit 1
+  fi
+  echo "ensure-deps: installing Debian packages:$missing" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >&2
+  # shellcheck disable=SC2086
+  apt-get install -y -qq --no-install-recommends $missing >&2
+fi
+
+# npm packages: install when node_modules is absent or older than the lock file.
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "ensure-deps: installing npm packages (npm ci)" >&2
+  npm ci --no-audit --no-fund >&2
+fi
