@@ -22,8 +22,10 @@ if [ -n "$missing" ]; then
   apt-get install -y -qq --no-install-recommends $missing >&2
 fi
 
-# npm packages: install when node_modules is absent or older than the lock file.
+# npm packages: install when node_modules is absent or older than the lock file. `npm install`
+# (not `npm ci`) because npm 11 leaves other platforms' optional packages out of the lock file
+# and `npm ci` then refuses it; the versions installed are still the lock file's.
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  echo "ensure-deps: installing npm packages (npm ci)" >&2
-  npm ci --no-audit --no-fund >&2
+  echo "ensure-deps: installing npm packages" >&2
+  npm install --no-audit --no-fund >&2
 fi
