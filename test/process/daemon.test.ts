@@ -7,9 +7,9 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
-import { CheckpointStore } from '../runtime/index.js';
-import type { HeartbeatState } from '../runtime/system/heartbeat/messages.js';
-import { runCli, startDaemon } from './helpers/daemon.js';
+import { CheckpointStore } from '../../runtime/index.js';
+import type { HeartbeatState } from '../../runtime/system/heartbeat/messages.js';
+import { runCli, startDaemon } from '../helpers/daemon.js';
 
 function stateDir(t: ExecutionContext): string {
   const dir = mkdtempSync(join(tmpdir(), 'hostd-daemon-'));
