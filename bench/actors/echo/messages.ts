@@ -13,8 +13,8 @@ export type EchoMsg =
   | { type: 'drive'; target: string; load: RequestLoad }
   /** Send casts to the echo actor `target` from this thread. */
   | { type: 'flood'; target: string; load: CastLoad }
-  /** Thread id and heap of the thread this actor runs on. */
-  | { type: 'where' };
+  /** Thread id and heap of the thread this actor runs on (after a full GC with `gc`, if exposed). */
+  | { type: 'where'; gc?: boolean };
 
 export interface WhereReply {
   threadId: number;
