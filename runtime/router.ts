@@ -233,7 +233,9 @@ export class Router {
       case 'req': {
         const known = this.opts.local.deliver(env, (rep, transfer) => {
           if (port) port.postMessage(rep, (transfer ?? []) as never[]);
-          else this.settle(rep.rid, rep);
+          // Same thread: a reply is a value, as across threads: clone it (moving what is transferred),
+          // so the requester never shares an object with the replier.
+          else this.settle(rep.rid, structuredClone(rep, transfer?.length ? { transfer: transfer as never[] } : undefined));
         });
         if (known) return;
         // Not hosted here (stale location at the sender): bounce it back so the sender re-resolves.

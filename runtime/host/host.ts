@@ -27,8 +27,10 @@ interface Queued {
 
 interface Slot {
   req: SpawnRequest;
-  def: ActorDefinition<Protocol, unknown, unknown>;
-  status: 'running' | 'crashed' | 'stopping';
+  /** null while its module loads. */
+  def: ActorDefinition<Protocol, unknown, unknown> | null;
+  /** `starting`: its module loads, then init runs; messages wait in the queue until it is done. */
+  status: 'starting' | 'running' | 'crashed' | 'stopping';
   instance: ActorInstance | null;
   queue: Queued[];
   busy: number;
@@ -85,14 +87,23 @@ export class Host {
 
   private async spawn(req: SpawnRequest): Promise<{ kind: string }> {
     if (this.slots.has(req.id)) throw new Error(`actor ${req.id} already runs on thread ${threadId}`);
-    const url = req.module.startsWith('file:') ? req.module : pathToFileURL(req.module).href;
-    const mod = (await import(url)) as { default?: ActorDefinition<Protocol, unknown, unknown> };
-    const def = mod.default;
-    if (!def || typeof def.kind !== 'string' || typeof def.handlers !== 'object' || typeof def.init !== 'function') {
-      throw new Error(`module ${req.module} has no actor definition as its default export`);
-    }
-    const slot: Slot = { req, def, status: 'crashed', instance: null, queue: [], busy: 0, ending: Promise.resolve() };
+    // The directory already names this thread: take the actor's messages (queued) from now on,
+    // while its module loads, instead of bouncing them as if it did not exist.
+    const slot: Slot = { req, def: null, status: 'starting', instance: null, queue: [], busy: 0, ending: Promise.resolve() };
     this.slots.set(req.id, slot);
+    let def: ActorDefinition<Protocol, unknown, unknown>;
+    try {
+      def = await loadDefinition(req.module);
+    } catch (err) {
+      if (this.slots.get(req.id) === slot) this.slots.delete(req.id);
+      const message = `actor ${req.id} failed to start: ${describeError(err).message}`;
+      for (const q of slot.queue.splice(0)) {
+        if (q.env.k === 'req') q.reply({ k: 'rep', rid: q.env.rid, ok: false, error: { code: 'ACTOR_CRASHED', message } });
+      }
+      throw err;
+    }
+    slot.def = def;
+    if (slot.status !== 'starting') return { kind: def.kind }; // stopped while loading
     await this.startInstance(slot);
     return { kind: def.kind };
   }
@@ -102,12 +113,12 @@ export class Host {
     if (!slot) throw new Error(`no actor ${id} on thread ${threadId}`);
     await slot.ending;
     await this.startInstance(slot);
-    return { kind: slot.def.kind };
+    return { kind: slot.def!.kind };
   }
 
   private async startInstance(slot: Slot): Promise<void> {
     const { id, args, supervisor } = slot.req;
-    const inst = new ActorInstance(id, slot.def, args, supervisor, {
+    const inst = new ActorInstance(id, slot.def!, args, supervisor, {
       log: this.rootLog,
       ref: (target) => this.router.ref(target),
       checkpoint: async (aid, kind, state) => {
@@ -120,13 +131,17 @@ export class Host {
       runTask: (name, arg, transfer) => this.main.runTask(name, Comlink.transfer({ arg, transfer }, transfer as never[])),
     });
     slot.instance = inst;
-    slot.status = 'running';
+    slot.busy = 0;
+    slot.status = 'starting';
     try {
       await inst.init(this.store.load(id)?.state);
     } catch (err) {
       this.crash(inst, 'init', err);
       return;
     }
+    // Stopped, or crashed (an error from a timer or promise of its init), while init ran.
+    if (slot.instance !== inst || inst.ended || slot.status !== 'starting') return;
+    slot.status = 'running';
     this.pump(slot);
   }
 
@@ -149,21 +164,27 @@ export class Host {
   }
 
   private pump(slot: Slot): void {
-    const limit = Math.max(1, slot.def.concurrency ?? 1);
+    if (slot.status !== 'running') return;
+    const limit = Math.max(1, slot.def!.concurrency ?? 1);
     while (slot.status === 'running' && slot.busy < limit && slot.queue.length) {
       const item = slot.queue.shift()!;
+      const inst = slot.instance!;
       slot.busy++;
-      void this.handle(slot, slot.instance!, item).finally(() => {
+      void this.handle(slot, inst, item).finally(() => {
+        // A handler of an instance that has since crashed does not hold up its successor
+        // (startInstance reset the count for the new instance).
+        if (slot.instance !== inst) return;
         slot.busy--;
-        if (slot.instance && !slot.instance.ended) this.pump(slot);
+        if (!inst.ended) this.pump(slot);
       });
     }
   }
 
   private async handle(slot: Slot, inst: ActorInstance, { env, reply }: Queued): Promise<void> {
-    const kind = slot.def.kind;
+    const def = inst.def;
+    const kind = def.kind;
     const type = env.body?.type;
-    const handler = typeof type === 'string' && Object.hasOwn(slot.def.handlers, type) ? (slot.def.handlers as Record<string, Function>)[type] : undefined;
+    const handler = typeof type === 'string' && Object.hasOwn(def.handlers, type) ? (def.handlers as Record<string, Function>)[type] : undefined;
     if (!handler) {
       m.messagesTotal.inc({ kind, outcome: 'unknown' });
       const message = `actor ${env.to} (${kind}) has no handler for message type ${JSON.stringify(type)}`;
@@ -213,7 +234,7 @@ export class Host {
     for (const [rid, reply] of inst.inflight) reply({ k: 'rep', rid, ok: false, error: failure });
     inst.inflight.clear();
     slot.ending = inst.end('crash', slot.req.shutdownMs);
-    void this.main.crashed(threadId, { id: inst.id, kind: slot.def.kind, cause, message, stack });
+    void this.main.crashed(threadId, { id: inst.id, kind: inst.def.kind, cause, message, stack });
   }
 
   private async stop(id: string, reason: 'shutdown' | 'stopped' | 'crash', deadlineMs: number): Promise<{ clean: boolean }> {
@@ -243,6 +264,16 @@ export class Host {
     this.log.fatal({ cause, err: describeError(err) }, 'error outside any actor; thread exits');
     process.exit(70);
   }
+}
+
+async function loadDefinition(module: string): Promise<ActorDefinition<Protocol, unknown, unknown>> {
+  const url = module.startsWith('file:') ? module : pathToFileURL(module).href;
+  const mod = (await import(url)) as { default?: ActorDefinition<Protocol, unknown, unknown> };
+  const def = mod.default;
+  if (!def || typeof def.kind !== 'string' || typeof def.handlers !== 'object' || typeof def.init !== 'function') {
+    throw new Error(`module ${module} has no actor definition as its default export`);
+  }
+  return def;
 }
 
 export type { Transferable };

@@ -18,7 +18,8 @@ export interface SupervisorServices {
   log: Logger;
   emit(ev: SupervisionEvent): void;
   startActor(spec: ChildSpec, supervisor: Supervisor): Promise<void>;
-  restartActor(id: string): Promise<void>;
+  /** Start a new instance of a crashed actor (spawned anew if it has no place any more). */
+  restartActor(spec: ChildSpec, supervisor: Supervisor): Promise<void>;
   stopActor(id: string, deadlineMs: number): Promise<boolean>;
   register(sup: Supervisor): void;
   unregister(sup: Supervisor): void;
@@ -33,7 +34,10 @@ interface Child {
   attempts: number[];
   timer: NodeJS.Timeout | null;
   restarting: Promise<void> | null;
-  crashedDuringRestart: boolean;
+  /** Why it crashed (or its restart failed) while a restart was in progress; null if it did not. */
+  crashedDuringRestart: string | null;
+  /** The stop in progress or done: stopping twice waits for the same stop. */
+  stopping: Promise<void> | null;
 }
 
 export class Supervisor {
@@ -67,7 +71,7 @@ export class Supervisor {
   async addChild(spec: ChildSpec | SupervisorSpec): Promise<void> {
     if (this.status !== 'running') throw new Error(`supervisor ${this.id} is ${this.status}; cannot start ${spec.id}`);
     if (this.children.has(spec.id)) throw new Error(`supervisor ${this.id} already has a child ${spec.id}`);
-    const child: Child = { spec, node: null, status: 'starting', attempts: [], timer: null, restarting: null, crashedDuringRestart: false };
+    const child: Child = { spec, node: null, status: 'starting', attempts: [], timer: null, restarting: null, crashedDuringRestart: null, stopping: null };
     this.children.set(spec.id, child);
     try {
       await this.startChild(child);
@@ -96,7 +100,7 @@ export class Supervisor {
     if (!child || this.status !== 'running' || child.status === 'stopped') return;
     if (child.timer) return; // a restart is already scheduled
     if (child.restarting) {
-      child.crashedDuringRestart = true;
+      child.crashedDuringRestart = message;
       return;
     }
     const now = Date.now();
@@ -121,9 +125,10 @@ export class Supervisor {
       child.timer = null;
       child.restarting = this.restartChild(child).finally(() => {
         child.restarting = null;
-        if (child.crashedDuringRestart) {
-          child.crashedDuringRestart = false;
-          this.onChildCrash(id, cause, 'crashed again while restarting');
+        const again = child.crashedDuringRestart;
+        if (again !== null) {
+          child.crashedDuringRestart = null;
+          this.onChildCrash(id, cause, `crashed again while restarting: ${again}`);
         }
       });
     }, delayMs);
@@ -135,22 +140,25 @@ export class Supervisor {
     try {
       if (isSupervisorSpec(child.spec)) await this.startChild(child);
       else {
-        await this.sys.restartActor(id);
+        await this.sys.restartActor(child.spec, this);
         child.status = 'running';
       }
       this.sys.emit({ type: 'child-restarted', supervisor: this.id, id, attempt: child.attempts.length, at: Date.now() });
     } catch (err) {
-      child.crashedDuringRestart = true;
-      this.sys.log.error({ supervisor: this.id, child: id, err: describeError(err).message }, 'restart failed');
+      const { message } = describeError(err);
+      child.crashedDuringRestart = message;
+      this.sys.log.error({ supervisor: this.id, child: id, err: message }, 'restart failed');
     }
   }
 
   /** Too many restarts: stop everything below, then fail towards the parent. */
   private async escalate(reason: string): Promise<void> {
+    // Failed from now on: crashes of the children still being stopped (several may come at
+    // once, e.g. when their shared thread dies) must not escalate a second time.
+    this.status = 'failed';
     this.sys.emit({ type: 'escalated', supervisor: this.id, reason, at: Date.now() });
     this.sys.log.error({ supervisor: this.id, reason }, 'restart intensity exceeded; escalating');
     await this.stopChildren();
-    this.status = 'failed';
     this.sys.unregister(this);
     if (this.parent) this.parent.onChildCrash(this.id, 'escalation', reason);
     else this.sys.rootFailed(`root supervisor ${this.id} gave up: ${reason}`);
@@ -164,10 +172,14 @@ export class Supervisor {
     this.children.delete(id);
   }
 
-  private async stopChild(child: Child): Promise<void> {
+  private stopChild(child: Child): Promise<void> {
     if (child.timer) clearTimeout(child.timer);
     child.timer = null;
-    if (child.status === 'stopped') return;
+    child.stopping ??= this.stopChildNow(child);
+    return child.stopping;
+  }
+
+  private async stopChildNow(child: Child): Promise<void> {
     child.status = 'stopped';
     const started = Date.now();
     let clean = true;

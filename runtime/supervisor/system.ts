@@ -176,7 +176,7 @@ export class ActorSystem {
         this.events.next(ev);
       },
       startActor: (spec, sup) => this.startActor(spec, sup),
-      restartActor: (id) => this.restartActor(id),
+      restartActor: (spec, sup) => this.restartActor(spec, sup),
       stopActor: (id, deadlineMs) => this.stopActor(id, deadlineMs),
       register: (sup) => this.supervisors.set(sup.id, sup),
       unregister: (sup) => {
@@ -220,9 +220,11 @@ export class ActorSystem {
     }
   }
 
-  private async restartActor(id: string): Promise<void> {
+  private async restartActor(spec: ChildSpec, supervisor: Supervisor): Promise<void> {
+    const id = spec.id;
     const entry = this.directory.get(id);
-    if (!entry) throw new Error(`no actor ${id}`);
+    // Not placed (its first spawn failed, or so did its re-placement after its thread died): spawn anew.
+    if (!entry) return this.startActor(spec, supervisor);
     const thread = this.threads.get(entry.threadId);
     if (thread?.alive) {
       await thread.api.restart(id);

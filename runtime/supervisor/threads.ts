@@ -117,6 +117,10 @@ export class Threads {
     if (!t || t.actors.size) return;
     this.threads.delete(threadId);
     t.alive = false;
+    // Its exit is expected, so onExit will not run: drop the routes to it now, here and in every
+    // other thread, or a cached location would keep sending to a dead port (requests time out).
+    this.opts.router.forgetThread(threadId);
+    for (const other of this.threads.values()) void other.api.forgetThread(threadId).catch(() => undefined);
     await t.worker.terminate();
   }
 }
