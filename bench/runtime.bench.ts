@@ -16,7 +16,7 @@ import { parseArgs } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { Worker } from 'node:worker_threads';
-import { ActorSystem, type ActorRef } from '../runtime/index.js';
+import { ActorSystem, type ActorRef } from '../runtime/system.js';
 import type { EchoProtocol } from './actors/echo/messages.js';
 import { castLoop, requestLoop, type Ask, type CastLoad, type CastResult, type LoadResult, type RequestLoad } from './lib/load.js';
 import type { RawReply, RawRequest } from './lib/raw-echo-worker.js';

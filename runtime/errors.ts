@@ -6,7 +6,11 @@
 export type ActorErrorCode =
   /** The request got no reply before its deadline. */
   | 'TIMEOUT'
-  /** The actor crashed (or its thread died) while the request was queued or running. */
+  /**
+   * The actor crashed while handling this request, or its thread died with the request on it.
+   * (Requests still waiting in the mailbox of an actor that crashed in place are kept for the
+   * restarted instance.)
+   */
   | 'ACTOR_CRASHED'
   /** The actor was stopped (shutdown, escalation, or stopped itself) before it replied. */
   | 'ACTOR_STOPPED'

@@ -53,8 +53,6 @@ export class Router {
   /** Deliveries waiting for a location, per destination, in send order. */
   private readonly waiting = new Map<string, Queued[]>();
   private readonly pending = new Map<number, Pending>();
-  private readonly localQueue: Array<{ env: Delivery }> = [];
-  private localScheduled = false;
   private nextRid = 1;
   private closed = false;
 
@@ -209,16 +207,14 @@ export class Router {
     port.postMessage(hops ? { ...env, h: hops } : env, transfer as never[]);
   }
 
+  /**
+   * Deliver to an actor of this thread as a port would: one macrotask per message, so the
+   * receiver's handler (and its microtasks) run between messages and a burst does not pile up
+   * in its mailbox; and setImmediate, not a microtask, so two actors of one thread talking
+   * forever cannot starve the thread's I/O. setImmediate callbacks run in order.
+   */
   private enqueueLocal(env: Delivery): void {
-    this.localQueue.push({ env });
-    if (this.localScheduled) return;
-    this.localScheduled = true;
-    // setImmediate, not a microtask: two actors of one thread talking forever must not starve I/O.
-    setImmediate(() => {
-      this.localScheduled = false;
-      const batch = this.localQueue.splice(0);
-      for (const { env: e } of batch) this.onEnvelope(e, null);
-    });
+    setImmediate(() => this.onEnvelope(env, null));
   }
 
   private onEnvelope(env: Envelope, port: MessagePort | null): void {

@@ -1,7 +1,7 @@
 import test from 'ava';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { ActorSystem, CheckpointStore } from '../runtime/index.js';
+import { ActorSystem, CheckpointStore } from '../runtime/system.js';
 import { ENV_FILE } from '../runtime/checkpoint/store.js';
 import type { ProbeProtocol, ProbeState } from './fixtures/probe/messages.js';
 import { PROBE } from './helpers/system.js';

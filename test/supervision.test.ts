@@ -2,7 +2,7 @@ import test from 'ava';
 import { readFileSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { ChildSpec, SupervisionEvent } from '../runtime/index.js';
+import type { ChildSpec, SupervisionEvent } from '../runtime/system.js';
 import type { CourierProtocol } from './fixtures/courier/messages.js';
 import type { FlakyProtocol } from './fixtures/flaky/messages.js';
 import type { ProbeArgs, ProbeProtocol } from './fixtures/probe/messages.js';

@@ -183,22 +183,23 @@ export class Host {
   private async handle(slot: Slot, inst: ActorInstance, { env, reply }: Queued): Promise<void> {
     const def = inst.def;
     const kind = def.kind;
+    const km = m.kindMetrics(kind);
     const type = env.body?.type;
     const handler = typeof type === 'string' && Object.hasOwn(def.handlers, type) ? (def.handlers as Record<string, Function>)[type] : undefined;
     if (!handler) {
-      m.messagesTotal.inc({ kind, outcome: 'unknown' });
+      km.unknown.inc();
       const message = `actor ${env.to} (${kind}) has no handler for message type ${JSON.stringify(type)}`;
       if (env.k === 'req') reply({ k: 'rep', rid: env.rid, ok: false, error: { code: 'UNKNOWN_MESSAGE', message } });
       else inst.ctx.log.warn({ type }, message);
       return;
     }
     if (env.k === 'req') inst.inflight.set(env.rid, reply);
-    const end = m.handlerSeconds.startTimer({ kind });
+    const end = km.handler.startTimer();
     try {
       const result: unknown = await inst.run(() => handler(env.body, inst.ctx));
       end();
       if (inst.ended) return;
-      m.messagesTotal.inc({ kind, outcome: 'ok' });
+      km.ok.inc();
       if (env.k === 'req') {
         inst.inflight.delete(env.rid);
         if (isTransferring(result)) reply({ k: 'rep', rid: env.rid, ok: true, value: result.value }, result.transfer);
@@ -208,14 +209,14 @@ export class Host {
       end();
       if (inst.ended) return;
       if (err instanceof ReplyError) {
-        m.messagesTotal.inc({ kind, outcome: 'reply_error' });
+        km.replyError.inc();
         if (env.k === 'req') {
           inst.inflight.delete(env.rid);
           reply({ k: 'rep', rid: env.rid, ok: false, error: { code: 'REPLY_ERROR', message: err.message, appCode: err.code, details: err.details } });
         } else inst.ctx.log.warn({ type, code: err.code }, err.message);
         return;
       }
-      m.messagesTotal.inc({ kind, outcome: 'crash' });
+      km.crash.inc();
       this.crash(inst, 'handler', err);
     }
   }

@@ -42,3 +42,29 @@ export const checkpointsTotal = new client.Counter({
   help: 'Checkpoints written to LMDB, by actor kind.',
   labelNames: ['kind'] as const,
 });
+
+/** The labelled children an actor kind updates on every message, looked up once per kind. */
+export interface KindMetrics {
+  ok: client.Counter.Internal;
+  replyError: client.Counter.Internal;
+  crash: client.Counter.Internal;
+  unknown: client.Counter.Internal;
+  handler: client.Histogram.Internal<'kind'>;
+}
+
+const byKind = new Map<string, KindMetrics>();
+
+export function kindMetrics(kind: string): KindMetrics {
+  let k = byKind.get(kind);
+  if (!k) {
+    k = {
+      ok: messagesTotal.labels(kind, 'ok'),
+      replyError: messagesTotal.labels(kind, 'reply_error'),
+      crash: messagesTotal.labels(kind, 'crash'),
+      unknown: messagesTotal.labels(kind, 'unknown'),
+      handler: handlerSeconds.labels(kind),
+    };
+    byKind.set(kind, k);
+  }
+  return k;
+}

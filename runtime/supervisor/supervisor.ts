@@ -49,6 +49,8 @@ export class Supervisor {
   private readonly children = new Map<string, Child>();
   private readonly intensity: IntensitySpec;
   private history: number[] = [];
+  /** The stop in progress or done: a second caller waits for the same stop. */
+  private stopped: Promise<void> | null = null;
 
   constructor(spec: SupervisorSpec, sys: SupervisorServices, parent: Supervisor | null) {
     this.spec = spec;
@@ -85,11 +87,11 @@ export class Supervisor {
   private async startChild(child: Child): Promise<void> {
     if (isSupervisorSpec(child.spec)) {
       child.node = new Supervisor(child.spec, this.sys, this);
-      child.status = 'running';
+      markRunning(child);
       await child.node.start();
     } else {
       await this.sys.startActor(child.spec, this);
-      child.status = 'running';
+      markRunning(child);
     }
     this.sys.emit({ type: 'child-started', supervisor: this.id, id: child.spec.id, at: Date.now() });
   }
@@ -141,7 +143,7 @@ export class Supervisor {
       if (isSupervisorSpec(child.spec)) await this.startChild(child);
       else {
         await this.sys.restartActor(child.spec, this);
-        child.status = 'running';
+        markRunning(child);
       }
       this.sys.emit({ type: 'child-restarted', supervisor: this.id, id, attempt: child.attempts.length, at: Date.now() });
     } catch (err) {
@@ -180,7 +182,10 @@ export class Supervisor {
   }
 
   private async stopChildNow(child: Child): Promise<void> {
+    // 'stopped' first: no crash report schedules another restart from now on; then let a
+    // restart in progress finish, so the stop is not raced by a new instance coming up.
     child.status = 'stopped';
+    if (child.restarting) await child.restarting.catch(() => undefined);
     const started = Date.now();
     let clean = true;
     if (child.node) await child.node.stop();
@@ -190,19 +195,23 @@ export class Supervisor {
 
   private async stopChildren(): Promise<void> {
     const all = [...this.children.values()].reverse();
-    for (const child of all) {
-      if (child.restarting) await child.restarting.catch(() => undefined);
-      await this.stopChild(child);
-    }
+    for (const child of all) await this.stopChild(child);
   }
 
   /** Ordered shutdown: children in reverse start order, each within its deadline. */
-  async stop(): Promise<void> {
-    if (this.status === 'stopped' || this.status === 'stopping') return;
-    this.status = 'stopping';
-    await this.stopChildren();
-    this.status = 'stopped';
-    this.sys.unregister(this);
-    this.sys.emit({ type: 'supervisor-stopped', supervisor: this.id, at: Date.now() });
+  stop(): Promise<void> {
+    this.stopped ??= (async () => {
+      this.status = 'stopping';
+      await this.stopChildren();
+      this.status = 'stopped';
+      this.sys.unregister(this);
+      this.sys.emit({ type: 'supervisor-stopped', supervisor: this.id, at: Date.now() });
+    })();
+    return this.stopped;
   }
+}
+
+/** Running now, unless it was stopped meanwhile or crashed again and has a restart scheduled. */
+function markRunning(child: Child): void {
+  if (child.status !== 'stopped' && !child.timer) child.status = 'running';
 }

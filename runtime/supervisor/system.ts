@@ -35,6 +35,8 @@ export interface SystemOptions {
   poolThreads?: number;
   /** Root supervisor's restart intensity. */
   intensity?: SupervisorSpec['intensity'];
+  /** Deadline for a new worker thread to come up (default 30 s: a loaded 2-core machine is slow). */
+  threadStartTimeoutMs?: number;
 }
 
 interface Entry {
@@ -61,6 +63,8 @@ export class ActorSystem {
   /** Resolves with a reason if the root supervisor gives up. */
   readonly failed: Promise<string>;
   private stopping = false;
+  /** Shared placements, one at a time (see place()). */
+  private placing: Promise<unknown> = Promise.resolve();
 
   private constructor(opts: SystemOptions) {
     this.opts = opts;
@@ -86,6 +90,7 @@ export class ActorSystem {
       mainApi: this.mainApi(),
       router: this.router,
       onExit: (t, code) => this.onThreadExit(t, code),
+      startTimeoutMs: opts.threadStartTimeoutMs ?? 30_000,
     });
     this.pool = new CpuPool({ filename: TASKS_MODULE.href, maxThreads: opts.poolThreads });
     this.root = new Supervisor({ id: 'root', children: [], intensity: opts.intensity }, this.services(), null);
@@ -190,17 +195,32 @@ export class ActorSystem {
     };
   }
 
-  private async place(spec: ChildSpec): Promise<ThreadHandle> {
+  /**
+   * Choose a thread and reserve the actor's place on it. Shared placements are decided one at
+   * a time, each seeing the reservations before it: actors started at the same moment spread
+   * over the group instead of all taking the first idle thread.
+   */
+  private place(spec: ChildSpec): Promise<ThreadHandle> {
     const placement = spec.placement ?? { mode: 'dedicated' as const };
-    const choice = choosePlacement(this.threads.loads(), placement, this.opts.groupThreads ?? availableParallelism());
-    if (choice.kind === 'existing') return this.threads.get(choice.threadId)!;
-    return this.threads.start(choice.group);
+    const decide = async () => {
+      const choice = choosePlacement(this.threads.loads(), placement, this.opts.groupThreads ?? availableParallelism());
+      const thread = choice.kind === 'existing' ? this.threads.get(choice.threadId)! : await this.threads.start(choice.group);
+      thread.actors.add(spec.id);
+      return thread;
+    };
+    if (placement.mode === 'dedicated') return decide();
+    const turn = this.placing.then(decide);
+    this.placing = turn.catch(() => undefined);
+    return turn;
   }
 
   private async startActor(spec: ChildSpec, supervisor: Supervisor): Promise<void> {
     if (this.directory.has(spec.id)) throw new Error(`an actor with id ${spec.id} already exists`);
     const thread = await this.place(spec);
-    thread.actors.add(spec.id);
+    if (this.directory.has(spec.id)) {
+      thread.actors.delete(spec.id);
+      throw new Error(`an actor with id ${spec.id} already exists`);
+    }
     const entry: Entry = { threadId: thread.threadId, kind: '?', spec, supervisor };
     this.directory.set(spec.id, entry);
     try {

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { filter, firstValueFrom, timeout, type Observable } from 'rxjs';
-import { ActorSystem, type SupervisionEvent, type SystemOptions } from '../../runtime/index.js';
+import { ActorSystem, type SupervisionEvent, type SystemOptions } from '../../runtime/system.js';
 import type { ExecutionContext } from 'ava';
 
 export const PROBE = new URL('../fixtures/probe/actor.js', import.meta.url).href;

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ExecutionContext } from 'ava';
-import { ActorError, type ActorErrorCode, type ActorSystem, type SupervisionEvent, type SystemOptions } from '../../runtime/index.js';
+import { ActorError, type ActorErrorCode, type ActorSystem, type SupervisionEvent, type SystemOptions } from '../../runtime/system.js';
 import { nextEvent, startSystem } from './system.js';
 
 export const COURIER = new URL('../fixtures/courier/actor.js', import.meta.url).href;

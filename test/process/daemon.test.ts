@@ -7,7 +7,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
-import { CheckpointStore } from '../../runtime/index.js';
+import { CheckpointStore } from '../../runtime/system.js';
 import type { HeartbeatState } from '../../runtime/system/heartbeat/messages.js';
 import { runCli, startDaemon } from '../helpers/daemon.js';
 
