@@ -325,34 +325,20 @@ async function main(): Promise<void> {
     log('placement: spawn and memory');
     let seq = 0;
     const costs: Row[] = [];
-    costs.push(
-      await measure('spawn_dedicated', 'spawn 1 actor on a new dedicated thread', 'spawn_ms', R, async () => {
-        const id = `sp-d-${seq++}`;
-        const t0 = performance.now();
-        const ref = await spawn(id, 'dedicated');
-        const spawnMs = performance.now() - t0;
-        const t1r = performance.now();
-        await ref.request({ type: 'echo' });
-        const firstMs = performance.now() - t1r;
-        const t2 = performance.now();
-        await sys.stopChild(id);
-        return { spawn_ms: spawnMs, first_reply_ms: firstMs, stop_ms: performance.now() - t2 };
-      }),
-    );
-    costs.push(
-      await measure('spawn_shared', 'spawn 1 actor on the existing shared thread', 'spawn_ms', R, async () => {
-        const id = `sp-s-${seq++}`;
-        const t0 = performance.now();
-        const ref = await spawn(id, 'shared');
-        const spawnMs = performance.now() - t0;
-        const t1r = performance.now();
-        await ref.request({ type: 'echo' });
-        const firstMs = performance.now() - t1r;
-        const t2 = performance.now();
-        await sys.stopChild(id);
-        return { spawn_ms: spawnMs, first_reply_ms: firstMs, stop_ms: performance.now() - t2 };
-      }),
-    );
+    const spawnCycle = (placement: 'dedicated' | 'shared') => async () => {
+      const id = `sp-${placement[0]}-${seq++}`;
+      const t0 = performance.now();
+      const ref = await spawn(id, placement);
+      const spawnMs = performance.now() - t0;
+      const t1 = performance.now();
+      await ref.request({ type: 'echo' });
+      const firstMs = performance.now() - t1;
+      const t2 = performance.now();
+      await sys.stopChild(id);
+      return { spawn_ms: spawnMs, first_reply_ms: firstMs, stop_ms: performance.now() - t2 };
+    };
+    costs.push(await measure('spawn_dedicated', 'spawn 1 actor on a new dedicated thread', 'spawn_ms', R, spawnCycle('dedicated')));
+    costs.push(await measure('spawn_shared', 'spawn 1 actor on the existing shared thread', 'spawn_ms', R, spawnCycle('shared')));
     const settle = async () => {
       gc();
       await sleep(150);

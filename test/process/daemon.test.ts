@@ -93,7 +93,7 @@ test.serial('a checkpoint written before kill -9 of the daemon is there after re
   t.is(started.bootCount, 2);
   t.is(started.ns, 'heartbeat');
   t.true((started.previousLastBeatAt as number) >= before.lastBeatAt, 'the restarted actor got the checkpoint back');
-  second.proc.kill('SIGTERM');
+  second.proc.kill('SIGINT');
   t.is((await second.exited).code, 0);
   const final = readHeartbeat(dir)!;
   t.is(final.bootCount, 2);
