@@ -1,0 +1,84 @@
+/**
+ * What a volume actor accepts: it owns one mounted disk and all I/O to it. One actor per volume,
+ * id `volume.<volumeId>`, placed on the shared thread group `volumes`.
+ *
+ * Writes stream chunk by chunk: create, append (in chunk order), then commit (fsync, then the
+ * file becomes visible under its final name) or abort. Reads return verified chunks only.
+ * Refusals are ReplyErrors with these codes:
+ *   EIO        the disk returned an I/O error
+ *   CHECKSUM   a chunk's CRC32C does not match (details: { chunk })
+ *   MISSING    no such slice file
+ *   TIMEOUT    the disk did not answer within the I/O timeout
+ *   BAD_REQUEST  arguments that make no sense (chunk out of order, unknown slice, ...)
+ *   READ_ONLY  the volume refuses writes
+ */
+import type { Protocol } from '../../runtime/index.js';
+import type { SliceHeader } from '../../protocols/objstore/slice-format.js';
+
+export interface SliceRef {
+  objectId: string;
+  index: number;
+}
+
+export type VolumeMsg =
+  | { type: 'info' }
+  | ({ type: 'create'; header: SliceHeader } & SliceRef)
+  /** `data` is moved (transfer it). chunk = index of this chunk within the slice. */
+  | ({ type: 'append'; chunk: number; data: ArrayBuffer } & SliceRef)
+  | ({ type: 'commit' } & SliceRef)
+  | ({ type: 'abort' } & SliceRef)
+  /** Chunks [firstChunk, firstChunk + count) of a committed slice, verified. */
+  | ({ type: 'read'; firstChunk: number; count: number } & SliceRef)
+  | ({ type: 'readHeader' } & SliceRef)
+  | ({ type: 'delete' } & SliceRef)
+  | ({ type: 'path' } & SliceRef)
+  /** Remove uncommitted temp files and slices of the given objects (boot clean-up). */
+  | { type: 'purge'; objectIds: string[] }
+  | { type: 'setReadOnly'; readOnly: boolean };
+
+export interface VolumeInfo {
+  volumeId: number;
+  mountPoint: string;
+  device: string;
+  bytesTotal: number;
+  bytesFree: number;
+  readOnly: boolean;
+  inflight: number;
+  counters: { reads: number; writes: number; deletes: number; bytesRead: number; bytesWritten: number; errors: number; timeouts: number };
+}
+
+export interface ReadReply {
+  /** The chunks back to back, moved to the caller. */
+  data: ArrayBuffer;
+  /** Length of each returned chunk. */
+  lengths: number[];
+}
+
+export interface VolumeReplies {
+  info: VolumeInfo;
+  create: null;
+  append: null;
+  commit: { bytes: number };
+  abort: null;
+  read: ReadReply;
+  readHeader: SliceHeader;
+  delete: { existed: boolean };
+  path: string;
+  purge: { removed: number };
+  setReadOnly: null;
+}
+
+export type VolumeProtocol = Protocol<VolumeMsg, VolumeReplies>;
+
+export interface VolumeArgs {
+  volumeId: number;
+  mountPoint: string;
+  device: string;
+  readOnly: boolean;
+  /** An I/O that takes longer fails with TIMEOUT (the disk is treated as not answering). */
+  ioTimeoutMs: number;
+  /** At most this many file operations in flight on this disk. */
+  maxInflight: number;
+}
+
+export const volumeActorId = (volumeId: number) => `volume.${volumeId}`;
