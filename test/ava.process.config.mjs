@@ -7,4 +7,5 @@ export default {
   concurrency: 1,
   timeout: '3m',
   nodeArguments: ['--enable-source-maps'],
+  environmentVariables: { UV_THREADPOOL_SIZE: '64' },
 };

@@ -3,6 +3,7 @@
  * Entry point of the main thread: the `hostd` command. It finds which services this build has
  * (actors/<name>/service.js) and hands them to the runtime's CLI.
  */
+import './threadpool.js';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { main } from '../runtime/cli/main.js';

@@ -11,6 +11,17 @@
  *   TIMEOUT    the disk did not answer within the I/O timeout
  *   BAD_REQUEST  arguments that make no sense (chunk out of order, unknown slice, ...)
  *   READ_ONLY  the volume refuses writes
+ *
+ * Details, as implemented (actors/volume/volume.ts):
+ *   EIO        { errno, op, chunk? }: errno is the kernel's code ('EIO', or e.g. 'ENOSPC',
+ *              'EUCLEAN': any failed file operation counts as the disk's failure); a failed read
+ *              names the first chunk that fails (bad sectors) in `chunk` when it can tell.
+ *   CHECKSUM   { chunk } for a chunk (with truncated: true when the file ends early);
+ *              { chunk: -1, header: true } when the slice header does not verify.
+ *   TIMEOUT    { op }: the operation ('read', 'write', 'fsync', 'open', ...) that did not end.
+ * After a failed append or commit the slice being written is broken: later appends fail the same
+ * way, a second commit is BAD_REQUEST; the sender aborts it (a failed create leaves nothing, and
+ * abort is harmless). Reads go to the disk (O_DIRECT), never to the page cache.
  */
 import type { Protocol } from '../../runtime/index.js';
 import type { SliceHeader } from '../../protocols/objstore/slice-format.js';
@@ -26,13 +37,17 @@ export type VolumeMsg =
   /** `data` is moved (transfer it). chunk = index of this chunk within the slice. */
   | ({ type: 'append'; chunk: number; data: ArrayBuffer } & SliceRef)
   | ({ type: 'commit' } & SliceRef)
+  /** Idempotent: an unknown slice, or one aborted already, is not an error. */
   | ({ type: 'abort' } & SliceRef)
   /** Chunks [firstChunk, firstChunk + count) of a committed slice, verified. */
   | ({ type: 'read'; firstChunk: number; count: number } & SliceRef)
   | ({ type: 'readHeader' } & SliceRef)
   | ({ type: 'delete' } & SliceRef)
   | ({ type: 'path' } & SliceRef)
-  /** Remove uncommitted temp files and slices of the given objects (boot clean-up). */
+  /**
+   * Remove uncommitted temp files (except those of slices being written by this instance) and
+   * all slices of the given objects (boot clean-up). Allowed on a read-only volume, as is delete.
+   */
   | { type: 'purge'; objectIds: string[] }
   | { type: 'setReadOnly'; readOnly: boolean };
 
@@ -43,7 +58,13 @@ export interface VolumeInfo {
   bytesTotal: number;
   bytesFree: number;
   readOnly: boolean;
+  /** File operations on the disk now (ones that timed out but whose syscall has not returned included). */
   inflight: number;
+  /**
+   * Since the actor started: reads = read requests served, writes = chunks appended, deletes =
+   * committed slices removed (delete and purge); bytes are slice payload (headers and CRCs
+   * excluded); errors = EIO and CHECKSUM refusals; timeouts = TIMEOUT refusals.
+   */
   counters: { reads: number; writes: number; deletes: number; bytesRead: number; bytesWritten: number; errors: number; timeouts: number };
 }
 
@@ -58,6 +79,7 @@ export interface VolumeReplies {
   info: VolumeInfo;
   create: null;
   append: null;
+  /** bytes: size of the slice file on the disk (header, chunks and their CRCs). */
   commit: { bytes: number };
   abort: null;
   read: ReadReply;

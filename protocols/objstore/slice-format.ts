@@ -11,6 +11,8 @@
  * SLICE_HEADER_BYTES + c * (chunkSize + 4).
  */
 
+import { crc32c } from '@node-rs/crc32';
+
 export const SLICE_HEADER_BYTES = 64;
 
 export interface SliceHeader {
@@ -25,4 +27,125 @@ export interface SliceHeader {
   objectSize: number;
   /** bytes of slice payload (sum of its chunk lengths, CRCs excluded) */
   sliceSize: number;
+}
+
+// ─── Encoding (pure) ────────────────────────────────────────────────────────────────────────────
+//
+// Header layout, 64 bytes, integers big-endian:
+//
+//   0x00  4  magic 'HSLC'
+//   0x04  2  format version (u16) = 1
+//   0x06 12  object id: the 12 bytes of the 24 hex characters after '$'
+//   0x12  1  slice index (u8)
+//   0x13  1  k, data slices (u8, >= 1)
+//   0x14  1  m, parity slices (u8); k + m <= 256 and index < k + m
+//   0x15  3  reserved, zero
+//   0x18  4  chunk size (u32, >= 1)
+//   0x1C  4  reserved, zero
+//   0x20  8  object size (u64, <= 2^53 - 1)
+//   0x28  8  slice size (u64, <= 2^53 - 1): payload bytes, CRCs excluded
+//   0x30 12  reserved, zero
+//   0x3C  4  CRC32C of bytes 0x00..0x3B
+//
+// Each chunk is followed by the CRC32C of that chunk's bytes (u32 big-endian, CHUNK_CRC_BYTES).
+
+
+export const SLICE_MAGIC = 'HSLC';
+export const SLICE_FORMAT_VERSION = 1;
+export const CHUNK_CRC_BYTES = 4;
+const HEADER_CRC_AT = 0x3c;
+const OBJECT_ID_RE = /^\$[0-9a-fA-F]{24}$/;
+
+/** A slice header that does not decode (bad magic, version, CRC or fields). */
+export class SliceFormatError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SliceFormatError';
+  }
+}
+
+function checkInt(name: string, v: number, min: number, max: number): void {
+  if (!Number.isSafeInteger(v) || v < min || v > max) throw new SliceFormatError(`slice header: ${name} must be an integer from ${min} to ${max}, got ${String(v)}`);
+}
+
+/** Throws SliceFormatError unless `h` can be stored. */
+export function checkSliceHeader(h: SliceHeader): void {
+  if (typeof h.objectId !== 'string' || !OBJECT_ID_RE.test(h.objectId)) throw new SliceFormatError(`slice header: object id must be '$' and 24 hex characters, got ${JSON.stringify(h.objectId)}`);
+  checkInt('k', h.k, 1, 255);
+  checkInt('m', h.m, 0, 255);
+  if (h.k + h.m > 256) throw new SliceFormatError(`slice header: k + m must be at most 256, got ${h.k} + ${h.m}`);
+  checkInt('index', h.index, 0, h.k + h.m - 1);
+  checkInt('chunkSize', h.chunkSize, 1, 0xffff_ffff);
+  checkInt('objectSize', h.objectSize, 0, Number.MAX_SAFE_INTEGER);
+  checkInt('sliceSize', h.sliceSize, 0, Number.MAX_SAFE_INTEGER);
+}
+
+export function encodeSliceHeader(h: SliceHeader): Uint8Array {
+  checkSliceHeader(h);
+  const buf = new Uint8Array(SLICE_HEADER_BYTES);
+  const dv = new DataView(buf.buffer);
+  for (let i = 0; i < 4; i++) buf[i] = SLICE_MAGIC.charCodeAt(i);
+  dv.setUint16(0x04, SLICE_FORMAT_VERSION);
+  const hex = h.objectId.slice(1);
+  for (let i = 0; i < 12; i++) buf[0x06 + i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
+  buf[0x12] = h.index;
+  buf[0x13] = h.k;
+  buf[0x14] = h.m;
+  dv.setUint32(0x18, h.chunkSize);
+  dv.setBigUint64(0x20, BigInt(h.objectSize));
+  dv.setBigUint64(0x28, BigInt(h.sliceSize));
+  dv.setUint32(HEADER_CRC_AT, crc32c(buf.subarray(0, HEADER_CRC_AT)));
+  return buf;
+}
+
+/** Decodes the first SLICE_HEADER_BYTES of `buf`. Throws SliceFormatError on anything wrong. */
+export function decodeSliceHeader(buf: Uint8Array): SliceHeader {
+  if (buf.byteLength < SLICE_HEADER_BYTES) throw new SliceFormatError(`slice header: need ${SLICE_HEADER_BYTES} bytes, got ${buf.byteLength}`);
+  const dv = new DataView(buf.buffer, buf.byteOffset, SLICE_HEADER_BYTES);
+  const magic = String.fromCharCode(buf[0]!, buf[1]!, buf[2]!, buf[3]!);
+  if (magic !== SLICE_MAGIC) throw new SliceFormatError(`slice header: bad magic ${JSON.stringify(magic)} (expected ${JSON.stringify(SLICE_MAGIC)}): not a slice file`);
+  const stored = dv.getUint32(HEADER_CRC_AT);
+  const actual = crc32c(buf.subarray(0, HEADER_CRC_AT));
+  if (stored !== actual) throw new SliceFormatError(`slice header: CRC32C mismatch (stored ${hex32(stored)}, computed ${hex32(actual)}): the header is corrupt`);
+  const version = dv.getUint16(0x04);
+  if (version !== SLICE_FORMAT_VERSION) throw new SliceFormatError(`slice header: format version ${version} is not supported (this build reads version ${SLICE_FORMAT_VERSION})`);
+  let id = '$';
+  for (let i = 0; i < 12; i++) id += buf[0x06 + i]!.toString(16).padStart(2, '0');
+  const objectSize = dv.getBigUint64(0x20);
+  const sliceSize = dv.getBigUint64(0x28);
+  if (objectSize > BigInt(Number.MAX_SAFE_INTEGER) || sliceSize > BigInt(Number.MAX_SAFE_INTEGER)) throw new SliceFormatError('slice header: a size is beyond 2^53 - 1');
+  const h: SliceHeader = { objectId: id, index: buf[0x12]!, k: buf[0x13]!, m: buf[0x14]!, chunkSize: dv.getUint32(0x18), objectSize: Number(objectSize), sliceSize: Number(sliceSize) };
+  checkSliceHeader(h);
+  return h;
+}
+
+/** Byte offset of chunk `c` in a slice file (its CRC follows the chunk's bytes). */
+export function chunkOffset(chunkSize: number, c: number): number {
+  return SLICE_HEADER_BYTES + c * (chunkSize + CHUNK_CRC_BYTES);
+}
+
+/** Size of a slice file holding chunks of these lengths. */
+export function sliceFileSize(chunkLengths: readonly number[]): number {
+  let n = SLICE_HEADER_BYTES;
+  for (const len of chunkLengths) n += len + CHUNK_CRC_BYTES;
+  return n;
+}
+
+/** Number of chunks of a slice: every chunk but the last is `chunkSize` bytes. */
+export function chunkCount(h: Pick<SliceHeader, 'chunkSize' | 'sliceSize'>): number {
+  return Math.ceil(h.sliceSize / h.chunkSize);
+}
+
+/** Length of chunk `c` of a slice (0 when c is past its last chunk). */
+export function chunkLength(h: Pick<SliceHeader, 'chunkSize' | 'sliceSize'>, c: number): number {
+  return Math.max(0, Math.min(h.chunkSize, h.sliceSize - c * h.chunkSize));
+}
+
+/** CRC32C of one chunk, as stored after it. */
+export function chunkCrc(chunk: Uint8Array): number {
+  return crc32c(chunk);
+}
+
+function hex32(n: number): string {
+  return '0x' + n.toString(16).padStart(8, '0');
 }

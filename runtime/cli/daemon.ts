@@ -9,30 +9,41 @@ import { HEARTBEAT_ID } from '../system/heartbeat/messages.js';
 
 const HEARTBEAT_MODULE = new URL('../system/heartbeat/actor.js', import.meta.url).href;
 
-/** Check the chosen services exist in this build; returns their definitions in start order. */
-export async function loadServices(names: readonly ServiceName[], catalogue: ServiceCatalogue): Promise<ServiceDefinition[]> {
-  const missing = names.filter((n) => !catalogue[n]);
-  if (missing.length) {
-    const built = SERVICE_NAMES.filter((n) => catalogue[n]);
-    throw new ConfigError([
-      `invalid setting --services (HOSTD_SERVICES): ${missing.join(', ')} ${missing.length > 1 ? 'are' : 'is'} not built in this version (available: ${built.length ? built.join(', ') : 'none yet'})`,
-    ]);
-  }
-  // Start order: the gateway last, so that it stops (drains) first.
-  const order = [...names].sort((a, b) => SERVICE_NAMES.indexOf(a) - SERVICE_NAMES.indexOf(b)).sort((a, b) => Number(a === 'gateway') - Number(b === 'gateway'));
+/** The definitions of every service this build has, in SERVICE_NAMES order. */
+export async function loadDefinitions(catalogue: ServiceCatalogue): Promise<ServiceDefinition[]> {
   const defs: ServiceDefinition[] = [];
-  for (const n of order) {
-    const mod = (await import(catalogue[n]!)) as { service?: ServiceDefinition };
-    if (!mod.service) throw new Error(`service module ${catalogue[n]} has no 'service' export`);
+  for (const n of SERVICE_NAMES) {
+    const url = catalogue[n];
+    if (!url) continue;
+    const mod = (await import(url)) as { service?: ServiceDefinition };
+    if (!mod.service) throw new Error(`service module ${url} has no 'service' export`);
     defs.push(mod.service);
   }
   return defs;
 }
 
-export async function runDaemon(settings: DaemonSettings, catalogue: ServiceCatalogue): Promise<number> {
+/** The chosen services in start order (the gateway last, so that it stops, and drains, first). */
+export function chooseServices(names: readonly ServiceName[], defs: readonly ServiceDefinition[]): ServiceDefinition[] {
+  const missing = names.filter((n) => !defs.some((d) => d.name === n));
+  if (missing.length) {
+    const built = defs.map((d) => d.name);
+    throw new ConfigError([
+      `invalid setting --services (HOSTD_SERVICES): ${missing.join(', ')} ${missing.length > 1 ? 'are' : 'is'} not built in this version (available: ${built.length ? built.join(', ') : 'none yet'})`,
+    ]);
+  }
+  const chosen = defs.filter((d) => names.includes(d.name));
+  return [...chosen.filter((d) => d.name !== 'gateway'), ...chosen.filter((d) => d.name === 'gateway')];
+}
+
+export interface ChosenService {
+  def: ServiceDefinition;
+  values: Record<string, unknown>;
+}
+
+export async function runDaemon(settings: DaemonSettings, chosen: ChosenService[]): Promise<number> {
   const log = createLogger(settings.logLevel, 'daemon');
-  const services = await loadServices(settings.services, catalogue);
-  const trees = services.map((s) => s.supervisor({ settings, env: process.env }));
+  const services = chosen.map((c) => c.def);
+  const trees = chosen.map((c) => c.def.supervisor({ settings, values: c.values, env: process.env }));
 
   const system = await ActorSystem.start({
     stateDir: settings.stateDir,

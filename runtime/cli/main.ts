@@ -5,9 +5,10 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { daemonSchema, SERVICE_NAMES, stateDirSetting, type ServiceName } from '../config/daemon-settings.js';
-import { ConfigError, describe, resolve } from '../config/settings.js';
+import { ConfigError, describe, resolve, type Schema } from '../config/settings.js';
+import type { ServiceDefinition } from '../service.js';
 import type { ServiceCatalogue } from '../service.js';
-import { runDaemon } from './daemon.js';
+import { chooseServices, loadDefinitions, runDaemon, type ChosenService } from './daemon.js';
 import { inspect, InspectError } from './inspect.js';
 
 const EXIT_USAGE = 2;
@@ -27,7 +28,8 @@ Usage:
 
 Run 'hostd <command> --help' for the options of a command.`;
 
-function daemonHelp(available: readonly ServiceName[]): string {
+function daemonHelp(available: readonly ServiceName[], defs: readonly ServiceDefinition[]): string {
+  const own = defs.filter((d) => d.settings && Object.keys(d.settings).length).map((d) => `\nOptions of the ${d.name} service:\n${describe(d.settings!)}`).join('\n');
   return `Usage: hostd daemon [options]
 
 Runs the supervisor and the services, each as actors on worker threads. SIGTERM or SIGINT
@@ -39,6 +41,7 @@ Services known: ${SERVICE_NAMES.join(', ')}; built in this version: ${available.
 Options:
 ${describe(daemonSchema(available))}
   -h, --help                  show this help
+${own}
 
 Example:
   hostd daemon --services objstore,media --metrics-port 9464`;
@@ -86,7 +89,7 @@ export async function main(argv: string[], catalogue: ServiceCatalogue): Promise
         return 0;
       case 'help': {
         const topic = rest[0];
-        if (topic === 'daemon') out(daemonHelp(available));
+        if (topic === 'daemon') out(daemonHelp(available, await loadDefinitions(catalogue)));
         else if (topic === 'inspect') out(INSPECT_HELP);
         else if (topic === undefined) out(MAIN_HELP);
         else return fail(`no help for unknown command '${topic}' (commands: daemon, inspect)`);
@@ -94,14 +97,30 @@ export async function main(argv: string[], catalogue: ServiceCatalogue): Promise
       }
       case 'daemon': {
         const schema = daemonSchema(available);
-        const { values, positionals } = parseArgs({ args: rest, options: { ...flagOptions(schema), help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+        const defs = await loadDefinitions(catalogue);
+        const all: Schema = Object.assign({}, schema, ...defs.map((d) => d.settings ?? {}));
+        const { values, positionals } = parseArgs({ args: rest, options: { ...flagOptions(all), help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
         if (values.help) {
-          out(daemonHelp(available));
+          out(daemonHelp(available, defs));
           return 0;
         }
         if (positionals.length) return fail(`daemon takes no arguments (got '${positionals.join(' ')}'); see 'hostd daemon --help'`);
-        const settings = resolve(schema, values as Record<string, string | undefined>);
-        return await runDaemon(settings, catalogue);
+        const flags = values as Record<string, string | undefined>;
+        const problems: string[] = [];
+        const attempt = <T>(fn: () => T): T | undefined => {
+          try {
+            return fn();
+          } catch (err) {
+            if (!(err instanceof ConfigError)) throw err;
+            problems.push(...err.problems);
+            return undefined;
+          }
+        };
+        const settings = attempt(() => resolve(schema, flags));
+        const chosen = settings ? attempt(() => chooseServices(settings.services, defs)) : undefined;
+        const resolved: ChosenService[] = (chosen ?? []).map((def) => ({ def, values: attempt(() => resolve(def.settings ?? {}, flags)) ?? {} }));
+        if (problems.length || !settings) throw new ConfigError(problems);
+        return await runDaemon(settings, resolved);
       }
       case 'inspect': {
         const { values, positionals } = parseArgs({

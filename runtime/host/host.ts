@@ -257,7 +257,10 @@ export class Host {
   }
 
   private onStrayError(cause: 'uncaught' | 'unhandled-rejection', err: unknown): void {
-    const inst = currentInstance.getStore();
+    // Callbacks from native code (a uWS socket, a FUSE request) carry no async context. On a
+    // thread of a single actor the error can only be that actor's: crash it, not the thread.
+    const sole = this.slots.size === 1 ? [...this.slots.values()][0]!.instance : null;
+    const inst = currentInstance.getStore() ?? (sole && !sole.ended ? sole : undefined);
     if (inst) {
       this.crash(inst, cause, err);
       return;

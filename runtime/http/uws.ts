@@ -27,3 +27,14 @@ export function listen(app: uws.TemplatedApp, host: string, port: number): Promi
 export function closeListen(socket: uws.us_listen_socket): void {
   loadUws().us_listen_socket_close(socket);
 }
+
+/**
+ * Close the listen socket and every connection of an app (idle keep-alive ones too). A worker
+ * thread must do this before it ends: uWS's open sockets abort the process when the thread's
+ * event loop closes. `App.close` exists in this build but not in its type declarations.
+ */
+export function closeApp(app: uws.TemplatedApp, socket: uws.us_listen_socket | null): void {
+  if (socket) closeListen(socket);
+  const closable = app as unknown as { close?: () => void };
+  closable.close?.();
+}

@@ -1,6 +1,6 @@
 /** The daemon's one Prometheus endpoint: GET /metrics on its own port, merged from every thread. */
 import client from 'prom-client';
-import { closeListen, listen, loadUws, type us_listen_socket } from '../http/uws.js';
+import { closeApp, listen, loadUws, type us_listen_socket } from '../http/uws.js';
 
 export interface MetricsServer {
   port: number;
@@ -31,7 +31,7 @@ export async function startMetricsServer(host: string, port: number, gather: () 
   return {
     port: bound,
     close() {
-      if (listenSocket) closeListen(listenSocket);
+      closeApp(app, listenSocket);
       listenSocket = null;
     },
   };

@@ -3,3 +3,4 @@
  * Each task is a named export taking one plain argument; buffers arrive moved, not copied.
  */
 export { hash } from './hash.js';
+export { encode, reconstruct } from './erasure.js';

@@ -1,0 +1,217 @@
+/**
+ * The object API: PUT, GET, HEAD, DELETE, OPTIONS (and POST refused) on /{path} and /${id}.
+ */
+import type { HttpRequest, HttpResponse } from '../../../runtime/http/uws.js';
+import { ALLOWED_METHODS, contentDisposition, corsHeaders, objectHeaders, type ObjectRecord } from '../../../protocols/objstore/headers.js';
+import { parseTarget } from '../../../protocols/objstore/paths.js';
+import { contentRange, parseRange, unsatisfiedRange } from '../../../protocols/objstore/range.js';
+import { StoreError, type StoreContext } from '../store/context.js';
+import { ObjectReader } from '../store/get.js';
+import { ObjectWriter } from '../store/put.js';
+import { reply, send, sendError, sendHead, type Reply } from './respond.js';
+import { streamBody } from './stream.js';
+
+const MD5_HEX = /^[0-9a-fA-F]{32}$/;
+
+function fail(r: Reply, err: unknown, ctx: StoreContext, close = false): void {
+  if (err instanceof StoreError) return sendError(r, err.status, err.code, err.message, err.headers, close);
+  ctx.log.error({ err: (err as Error).stack ?? String(err) }, 'object request failed');
+  sendError(r, 500, 'INTERNAL', (err as Error).message ?? String(err), [], close);
+}
+
+/** Resolve the target of a GET/HEAD/DELETE/OPTIONS to its record, or answer 400/404. */
+function lookup(r: Reply, ctx: StoreContext, url: string): ObjectRecord | null {
+  const t = parseTarget(url);
+  if (t.kind === 'invalid') {
+    sendError(r, 400, 'INVALID_PATH', t.reason);
+    return null;
+  }
+  if (t.kind === 'path' && t.trailingSlash) {
+    sendError(r, 404, 'NOT_FOUND', `${t.path}/ is a container; containers cannot be fetched or listed over HTTP (the read-only mount at /run/objstore/data lists them)`);
+    return null;
+  }
+  const rec = ctx.meta.find(t);
+  if (!rec) {
+    const what = t.kind === 'id' ? `object ${t.id}` : (ctx.meta.containers.get(t.path) ?? 0) > 0 ? `${t.path} is a container, not an object; it` : t.path;
+    sendError(r, 404, 'NOT_FOUND', `${what} does not exist`);
+    return null;
+  }
+  return rec;
+}
+
+export function handleObject(ctx: StoreContext, res: HttpResponse, req: HttpRequest): void {
+  const method = req.getMethod().toUpperCase();
+  const url = req.getUrl();
+  const r = reply(res);
+  switch (method) {
+    case 'PUT':
+      return put(ctx, r, req, url);
+    case 'GET':
+    case 'HEAD': {
+      const range = req.getHeader('range') || undefined;
+      const downloadAs = req.getQuery('download_as');
+      const rec = lookup(r, ctx, url);
+      if (rec) getOrHead(ctx, r, rec, method === 'HEAD', range, downloadAs);
+      return;
+    }
+    case 'DELETE': {
+      const rec = lookup(r, ctx, url);
+      if (rec) void del(ctx, r, rec);
+      return;
+    }
+    case 'OPTIONS': {
+      const origin = req.getHeader('origin') || undefined;
+      const rec = lookup(r, ctx, url);
+      if (rec) send(r, 204, '', [['Allow', ALLOWED_METHODS], ...corsHeaders(origin)]);
+      return;
+    }
+    case 'POST':
+      return sendError(r, 400, 'POST_NOT_SUPPORTED', 'POST is not supported on object paths: store an object with PUT');
+    default:
+      return sendError(r, 405, 'METHOD_NOT_ALLOWED', `${method} is not supported on object paths`, [['Allow', ALLOWED_METHODS]]);
+  }
+}
+
+function put(ctx: StoreContext, r: Reply, req: HttpRequest, url: string): void {
+  const lengthHeader = req.getHeader('content-length');
+  const md5Header = req.getHeader('content-md5');
+  const mime = req.getHeader('content-type');
+  const chunked = /chunked/i.test(req.getHeader('transfer-encoding'));
+  const t = parseTarget(url);
+  if (t.kind === 'invalid') return sendError(r, 400, 'INVALID_PATH', t.reason);
+  if (t.kind === 'id') return sendError(r, 400, 'INVALID_PATH', 'the path must not begin with $: object ids are assigned by the store');
+  if (t.trailingSlash) return sendError(r, 400, 'INVALID_PATH', `${t.path}/ names a container; an object path does not end with /`);
+  if (chunked || lengthHeader === '') return sendError(r, 411, 'LENGTH_REQUIRED', 'Content-Length is required: uploads of unknown length are not supported');
+  if (!/^\d+$/.test(lengthHeader)) return sendError(r, 400, 'INVALID_CONTENT_LENGTH', `Content-Length ${JSON.stringify(lengthHeader)} is not a byte count`);
+  const size = Number(lengthHeader);
+  if (!Number.isSafeInteger(size) || size > ctx.settings.maxObjectBytes) return sendError(r, 413, 'TOO_LARGE', `objects are limited to ${ctx.settings.maxObjectBytes} bytes`);
+  if (md5Header && !MD5_HEX.test(md5Header)) return sendError(r, 400, 'INVALID_CONTENT_MD5', `Content-MD5 must be 32 hex digits, got ${JSON.stringify(md5Header)}`);
+
+  let writer: ObjectWriter | null = null;
+  let ended = false;
+  const queue: Array<{ chunk: Uint8Array; last: boolean }> = [];
+  let idle: NodeJS.Timeout | null = null;
+  const finish = async (w: ObjectWriter) => {
+    try {
+      const rec = await w.finish();
+      send(r, 201, '', objectHeaders(rec).filter(([k]) => ['X-Object-Id', 'X-Container-Id', 'Content-MD5'].includes(k)));
+    } catch (err) {
+      fail(r, err, ctx);
+    }
+  };
+  if (/[\x00-\x1f\x7f]/.test(mime)) return sendError(r, 400, 'INVALID_CONTENT_TYPE', 'Content-Type must not contain control characters', [], true);
+  const stop = async (status: number, code: string, message: string, headers: Array<[string, string]> = []) => {
+    if (ended) return;
+    ended = true;
+    if (idle) clearTimeout(idle);
+    if (writer) await writer.abort();
+    sendError(r, status, code, message, headers, true);
+  };
+  const armIdle = () => {
+    if (idle) clearTimeout(idle);
+    idle = setTimeout(() => {
+      const got = writer?.bytesReceived ?? queue.reduce((a, q) => a + q.chunk.byteLength, 0);
+      void stop(455, 'LENGTH_MISMATCH', `received ${got} of ${size} bytes, then nothing for ${ctx.settings.bodyIdleTimeoutMs} ms; nothing was stored`, [
+        ['X-Received-Bytes', String(got)],
+        ['X-Expected-Bytes', String(size)],
+      ]);
+    }, ctx.settings.bodyIdleTimeoutMs);
+  };
+  const feed = async () => {
+    while (writer && queue.length && !ended) {
+      const { chunk, last } = queue.shift()!;
+      if (!writer.push(chunk)) {
+        r.res.pause();
+        await writer.drained();
+        if (!r.aborted) r.res.resume();
+      }
+      if (last) {
+        ended = true;
+        if (idle) clearTimeout(idle);
+        await finish(writer);
+      }
+    }
+  };
+  // A client that goes away (or half-closes: uWS then closes) leaves nothing behind.
+  r.res.onAborted(() => {
+    r.aborted = true;
+    if (idle) clearTimeout(idle);
+    if (!ended) {
+      ended = true;
+      void writer?.abort();
+    }
+  });
+  if (size > 0) armIdle();
+  r.res.onData((ab, isLast) => {
+    if (ended) return;
+    const chunk = new Uint8Array(ab.byteLength);
+    chunk.set(new Uint8Array(ab));
+    queue.push({ chunk, last: isLast });
+    if (size > 0 && !isLast) armIdle();
+    void feed();
+  });
+  ObjectWriter.begin(ctx, { path: t.path, size, mime: mime || 'application/octet-stream', expectedMd5: md5Header ? md5Header.toLowerCase() : null }).then(
+    (w) => {
+      if (r.aborted || ended) return void w.abort();
+      writer = w;
+      if (size === 0) {
+        ended = true;
+        return void finish(w);
+      }
+      void feed();
+    },
+    (err: unknown) => {
+      if (idle) clearTimeout(idle);
+      ended = true;
+      // The body may still be on its way: answer, then close the connection.
+      fail(r, err, ctx, size > 0);
+    },
+  );
+}
+
+function getOrHead(ctx: StoreContext, r: Reply, rec: ObjectRecord, head: boolean, rangeHeader: string | undefined, downloadAs: string): void {
+  const headers = objectHeaders(rec);
+  if (downloadAs) {
+    try {
+      headers.push(['Content-Disposition', contentDisposition(downloadAs)]);
+    } catch (err) {
+      return sendError(r, 400, 'INVALID_DOWNLOAD_AS', `download_as: ${(err as Error).message}`);
+    }
+  }
+  const range = parseRange(rangeHeader, rec.size);
+  if (range.kind === 'unsatisfiable') return sendError(r, 416, 'RANGE_NOT_SATISFIABLE', range.reason, [...headers.filter(([k]) => k !== 'Content-Type'), ['Content-Range', unsatisfiedRange(rec.size)]]);
+  const [status, start, end] = range.kind === 'full' ? [200, 0, rec.size - 1] : [206, range.start, range.end];
+  if (status === 206) headers.push(['Content-Range', contentRange(start, end, rec.size)]);
+  const length = end - start + 1;
+  if (head) return sendHead(r, status, headers, Math.max(0, length));
+  const reader = new ObjectReader(ctx, rec);
+  void streamBody(r, status, headers, Math.max(0, length), reader.range(start, end), (err) => fail(r, err, ctx));
+}
+
+async function del(ctx: StoreContext, r: Reply, rec: ObjectRecord): Promise<void> {
+  const bucket = rec.path.split('/')[1]!;
+  if (ctx.meta.policy(bucket).deleteProtected) {
+    return sendError(r, 403, 'DELETE_PROTECTED', `bucket ${bucket} is delete-protected: objects in it cannot be deleted (PUT /$/buckets/${bucket}/policy to change that)`);
+  }
+  try {
+    const removed = await ctx.meta.removeObject(rec);
+    if (!removed) return sendError(r, 404, 'NOT_FOUND', `object ${rec.id} does not exist`);
+    const volumes = [...rec.dataVolumes, ...rec.parityVolumes];
+    const results = await Promise.allSettled(
+      volumes.map(async (v, index) => {
+        const ref = ctx.volume(v);
+        if (!ref) throw new Error(`volume ${v} is not present`);
+        await ref.request({ type: 'delete', objectId: rec.id, index });
+      }),
+    );
+    const left = results.filter((x) => x.status === 'rejected').length;
+    if (left) {
+      // The record is gone; the slices left behind are queued for removal when their volume is back.
+      await ctx.meta.intents.put(rec.id, { id: rec.id, path: rec.path, volumes, startedAt: Date.now() });
+      ctx.log.warn({ objectId: rec.id, left }, 'object deleted; some slices could not be removed yet');
+    }
+    send(r, 204, '', [['X-Object-Id', rec.id]]);
+  } catch (err) {
+    fail(r, err, ctx);
+  }
+}

@@ -1,0 +1,93 @@
+/** Small helpers to answer on a uWebSockets.js response, always corked. */
+import type { HttpResponse } from '../../../runtime/http/uws.js';
+import { errorBody, statusLine } from '../../../protocols/objstore/errors.js';
+
+export type Headers = Array<[string, string]>;
+
+/** A request's state as far as the handlers care: uWS responses are unusable once aborted. */
+export interface Reply {
+  res: HttpResponse;
+  aborted: boolean;
+  done: boolean;
+}
+
+export function reply(res: HttpResponse): Reply {
+  const r: Reply = { res, aborted: false, done: false };
+  res.onAborted(() => {
+    r.aborted = true;
+  });
+  return r;
+}
+
+/**
+ * Answer (once: later calls do nothing). `close` ends the connection after the answer: for a
+ * request refused while its body may still be arriving.
+ */
+export function send(r: Reply, status: number, body: string | ArrayBuffer | Uint8Array, headers: Headers = [], contentType?: string, close = false): void {
+  if (r.aborted || r.done) return;
+  r.done = true;
+  r.res.cork(() => {
+    r.res.writeStatus(statusLine(status));
+    if (contentType) r.res.writeHeader('Content-Type', contentType);
+    for (const [k, v] of headers) r.res.writeHeader(k, v);
+    r.res.end(body as never, close);
+  });
+}
+
+export function sendJson(r: Reply, status: number, value: unknown, headers: Headers = []): void {
+  send(r, status, JSON.stringify(value), headers, 'application/json');
+}
+
+export function sendError(r: Reply, status: number, code: string, message: string, headers: Headers = [], close = false): void {
+  send(r, status, errorBody(code, message), headers, 'application/json', close);
+}
+
+/** Status and headers, no body (HEAD): Content-Length is the size the GET would send. */
+export function sendHead(r: Reply, status: number, headers: Headers, contentLength: number): void {
+  if (r.aborted || r.done) return;
+  r.done = true;
+  r.res.cork(() => {
+    r.res.writeStatus(statusLine(status));
+    for (const [k, v] of headers) r.res.writeHeader(k, v);
+    r.res.endWithoutBody(contentLength);
+  });
+}
+
+/** Collect a small request body (management API), refusing bodies over `limit` bytes. */
+export function readSmallBody(r: Reply, limit = 64 * 1024): Promise<Buffer | null> {
+  return new Promise((resolve) => {
+    const parts: Buffer[] = [];
+    let size = 0;
+    r.res.onData((chunk, isLast) => {
+      if (size < 0) return;
+      size += chunk.byteLength;
+      if (size > limit) {
+        size = -1;
+        sendError(r, 413, 'BODY_TOO_LARGE', `request body over ${limit} bytes`);
+        resolve(null);
+        return;
+      }
+      parts.push(Buffer.from(chunk.slice(0)));
+      if (isLast) resolve(Buffer.concat(parts));
+    });
+  });
+}
+
+/** Parse a JSON object body; an empty body is {} (spec). Sends 400 and returns null on bad JSON. */
+export async function readJsonObject(r: Reply): Promise<Record<string, unknown> | null> {
+  const buf = await readSmallBody(r);
+  if (!buf) return null;
+  const text = buf.toString('utf8').trim();
+  if (!text) return {};
+  try {
+    const v = JSON.parse(text) as unknown;
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) {
+      sendError(r, 400, 'INVALID_BODY', 'the body must be a JSON object');
+      return null;
+    }
+    return v as Record<string, unknown>;
+  } catch (err) {
+    sendError(r, 400, 'INVALID_JSON', `the body is not valid JSON: ${(err as Error).message}`);
+    return null;
+  }
+}

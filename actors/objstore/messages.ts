@@ -1,0 +1,34 @@
+import type { Protocol } from '../../runtime/index.js';
+
+/** What the object store actor accepts (besides its HTTP and, later, FUSE front ends). */
+export type ObjstoreMsg = { type: 'info' };
+
+export interface ObjstoreInfo {
+  /** the bound HTTP port (80 in the daemon; ephemeral in tests) */
+  port: number;
+  volumes: { present: number[]; missing: number[] };
+  instanceId: string;
+}
+
+export interface ObjstoreReplies {
+  info: ObjstoreInfo;
+}
+
+export type ObjstoreProtocol = Protocol<ObjstoreMsg, ObjstoreReplies>;
+
+export interface ObjstoreArgs {
+  host: string;
+  port: number;
+  stateDir: string;
+  ioTimeoutMs: number;
+  maxObjectBytes: number;
+  bodyIdleTimeoutMs: number;
+  maxChunkSize: number;
+  stripesInFlight: number;
+  volumeMaxInflight: number;
+  /** make and provision six loop-device volumes when none is registered */
+  demoVolumes: boolean;
+  demoVolumeMiB: number;
+}
+
+export const OBJSTORE_ID = 'objstore';

@@ -1,0 +1,148 @@
+/**
+ * Reading a byte range of an object: stripes are read from the data slices (a few stripes per
+ * request, the next batch read ahead while the current one is sent). A slice that is missing,
+ * unreadable (EIO, timeout) or fails its chunk checksum is recorded as a fault and the stripes
+ * are rebuilt from the other slices with Reed–Solomon. With more bad slices than parity, the
+ * read fails: no unverified byte is ever returned.
+ */
+import type { ObjectRecord } from '../../../protocols/objstore/headers.js';
+import { dataChunkLength, geometry, parityChunkLength, stripeOffset, stripeRange, type Geometry } from '../../../protocols/objstore/stripes.js';
+import { ActorError } from '../../../runtime/index.js';
+import type { ReconstructResult } from '../../../workers/tasks/erasure.js';
+import type { ReadReply } from '../../volume/messages.js';
+import { StoreError, type StoreContext } from './context.js';
+
+interface Batch {
+  first: number;
+  last: number;
+}
+
+/** Chunks of one slice for stripes first..last (each entry one stripe's chunk, or empty). */
+type SliceChunks = Uint8Array[];
+
+export class ObjectReader {
+  private readonly ctx: StoreContext;
+  private readonly rec: ObjectRecord;
+  private readonly g: Geometry;
+  /** slices found bad during this read: not asked again */
+  private readonly bad = new Set<number>();
+
+  constructor(ctx: StoreContext, rec: ObjectRecord) {
+    this.ctx = ctx;
+    this.rec = rec;
+    this.g = geometry(rec.size, rec.k, rec.m, rec.chunkSize);
+  }
+
+  /** The bytes start..end (inclusive), in pieces, read ahead by `stripesInFlight` stripes. */
+  async *range(start: number, end: number): AsyncGenerator<Uint8Array> {
+    if (this.g.size === 0 || end < start) return;
+    const { first, last } = stripeRange(this.g, start, end);
+    const per = Math.max(1, this.ctx.settings.stripesInFlight);
+    const batches: Batch[] = [];
+    for (let s = first; s <= last; s += per) batches.push({ first: s, last: Math.min(last, s + per - 1) });
+    let next = this.readBatch(batches[0]!);
+    for (let b = 0; b < batches.length; b++) {
+      const current = await next;
+      if (b + 1 < batches.length) next = this.readBatch(batches[b + 1]!);
+      for (let s = batches[b]!.first; s <= batches[b]!.last; s++) {
+        const stripe = current[s - batches[b]!.first]!;
+        const off = stripeOffset(this.g, s);
+        const from = Math.max(start, off) - off;
+        const to = Math.min(end + 1, off + stripe.byteLength) - off;
+        if (to > from) yield stripe.subarray(from, to);
+      }
+    }
+  }
+
+  /** The object bytes of stripes first..last, one Uint8Array per stripe. */
+  private async readBatch(batch: Batch): Promise<Uint8Array[]> {
+    const { k } = this.g;
+    const data: Array<SliceChunks | null> = await Promise.all(
+      Array.from({ length: k }, (_, i) => this.readSlice(i, batch).catch((err: unknown) => this.failed(i, err))),
+    );
+    const missing = data.map((d, i) => (d ? -1 : i)).filter((i) => i >= 0);
+    if (missing.length) await this.rebuild(batch, data, missing);
+    const out: Uint8Array[] = [];
+    for (let s = batch.first; s <= batch.last; s++) {
+      const lens = Array.from({ length: k }, (_, i) => dataChunkLength(this.g, s, i));
+      const stripe = new Uint8Array(lens.reduce((a, b) => a + b, 0));
+      let off = 0;
+      for (let i = 0; i < k; i++) {
+        if (!lens[i]) continue;
+        stripe.set(data[i]![s - batch.first]!.subarray(0, lens[i]), off);
+        off += lens[i]!;
+      }
+      out.push(stripe);
+    }
+    return out;
+  }
+
+  /** Chunks of slice `index` for the batch's stripes (data slices hold no chunk where the data ends). */
+  private async readSlice(index: number, batch: Batch): Promise<SliceChunks> {
+    if (this.bad.has(index)) throw new Error(`slice ${index} already found bad`);
+    const isData = index < this.g.k;
+    const lens: number[] = [];
+    for (let s = batch.first; s <= batch.last; s++) lens.push(isData ? dataChunkLength(this.g, s, index) : parityChunkLength(this.g, s));
+    const count = lens.filter((l) => l > 0).length;
+    if (count === 0) return lens.map(() => new Uint8Array(0));
+    const volumeId = this.volumeOf(index);
+    const ref = this.ctx.volume(volumeId);
+    if (!ref) throw new StoreError(503, 'MISSING', `volume ${volumeId} is not present`);
+    const r: ReadReply = await ref.request({ type: 'read', objectId: this.rec.id, index, firstChunk: batch.first, count }, { timeoutMs: this.ctx.settings.ioTimeoutMs * 2 });
+    const bytes = new Uint8Array(r.data);
+    const out: SliceChunks = [];
+    let off = 0;
+    let c = 0;
+    for (const want of lens) {
+      if (want === 0) {
+        out.push(new Uint8Array(0));
+        continue;
+      }
+      const got = r.lengths[c++];
+      if (got !== want) throw new StoreError(503, 'BAD_SLICE', `slice ${index} of ${this.rec.id} has a chunk of ${got} bytes where ${want} were expected`);
+      out.push(bytes.subarray(off, off + got));
+      off += got;
+    }
+    return out;
+  }
+
+  private volumeOf(index: number): number {
+    return index < this.rec.k ? this.rec.dataVolumes[index]! : this.rec.parityVolumes[index - this.rec.k]!;
+  }
+
+  /** A slice could not be read: remember it, record the fault, return null. */
+  private failed(index: number, err: unknown): null {
+    const code = err instanceof ActorError ? (err.appCode ?? err.code) : err instanceof StoreError ? err.code : 'ERROR';
+    const message = (err as Error).message ?? String(err);
+    if (!this.bad.has(index)) {
+      this.bad.add(index);
+      const volumeId = this.volumeOf(index);
+      this.ctx.log.warn({ objectId: this.rec.id, sliceIndex: index, volumeId, code, err: message }, 'bad slice found by a read; reconstructing');
+      void this.ctx.meta.recordFault({ objectId: this.rec.id, sliceIndex: index, volumeId, code, message }).catch(() => undefined);
+    }
+    return null;
+  }
+
+  /** Fill in the missing data slices of a batch from the others and the parity. */
+  private async rebuild(batch: Batch, data: Array<SliceChunks | null>, missing: number[]): Promise<void> {
+    const { k, m } = this.g;
+    const parity: Array<SliceChunks | null> = await Promise.all(
+      Array.from({ length: m }, (_, j) => this.readSlice(k + j, batch).catch((err: unknown) => this.failed(k + j, err))),
+    );
+    const all = [...data, ...parity];
+    const present = all.map((d, i) => (d ? i : -1)).filter((i) => i >= 0);
+    if (present.length < k) {
+      throw new StoreError(503, 'INSUFFICIENT_SLICES', `object ${this.rec.id} cannot be read: ${k + m - present.length} of its ${k + m} slices are bad and parity covers ${m}`);
+    }
+    const rebuilt: SliceChunks[] = missing.map(() => []);
+    for (let s = batch.first; s <= batch.last; s++) {
+      const shard = parityChunkLength(this.g, s);
+      const shards = new Uint8Array((k + m) * shard);
+      for (const i of present) shards.set(all[i]![s - batch.first]!.subarray(0, shard), i * shard);
+      const r = await this.ctx.runTask<ReconstructResult>('reconstruct', { k, m, shardSize: shard, shards: shards.buffer, present, wanted: missing }, [shards.buffer]);
+      const out = new Uint8Array(r.shards);
+      missing.forEach((i, n) => rebuilt[n]!.push(out.subarray(i * shard, i * shard + dataChunkLength(this.g, s, i))));
+    }
+    missing.forEach((i, n) => (data[i] = rebuilt[n]!));
+  }
+}

@@ -1,0 +1,269 @@
+/**
+ * Writing one object: the body arrives in pieces, is cut into stripes of k chunks, each stripe
+ * is erasure-coded in the CPU pool (m parity chunks), and every chunk is appended to its slice
+ * on its own volume. Nothing is visible until every slice is committed (fsynced) and the
+ * record is committed in LMDB, last. An intent record, written first, lets a crash at any
+ * point be cleaned up at boot.
+ */
+import { createHash, randomBytes, type Hash } from 'node:crypto';
+import type { ObjectRecord } from '../../../protocols/objstore/headers.js';
+import { chunkSizeFor, defaultScheme, pickVolumes } from '../../../protocols/objstore/layout.js';
+import { newObjectId } from '../../../protocols/objstore/object-id.js';
+import { dataChunkLength, geometry, parityChunkLength, sliceSize, type Geometry } from '../../../protocols/objstore/stripes.js';
+import { ActorError } from '../../../runtime/index.js';
+import type { EncodeResult } from '../../../workers/tasks/erasure.js';
+import type { PathConflict } from '../metadata.js';
+import { StoreError, type StoreContext } from './context.js';
+
+export interface PutRequest {
+  path: string;
+  size: number;
+  mime: string;
+  /** hex, lower case, when the client sent Content-MD5 */
+  expectedMd5: string | null;
+}
+
+export function conflictError(path: string, c: PathConflict): StoreError {
+  switch (c.kind) {
+    case 'exists':
+      return new StoreError(409, 'PATH_EXISTS', `${path} already names object ${c.id}; objects are immutable: DELETE it first`);
+    case 'ancestor-is-object':
+      return new StoreError(409, 'PARENT_IS_OBJECT', `${c.ancestor} is an object, so it cannot also be a container of ${path}`);
+    case 'is-container':
+      return new StoreError(409, 'PATH_IS_CONTAINER', `${path} is a container of ${c.objects} object(s), so it cannot also be an object`);
+  }
+}
+
+export class ObjectWriter {
+  readonly id: string;
+  readonly g: Geometry;
+  private readonly ctx: StoreContext;
+  private readonly req: PutRequest;
+  private readonly volumes: number[];
+  private readonly md5: Hash = createHash('md5');
+  private stripe: Uint8Array;
+  private filled = 0;
+  private stripeNo = 0;
+  private received = 0;
+  private inflight = 0;
+  /** Stripes go to the volumes in order: each one's appends are sent after the previous one's. */
+  private order: Promise<void> = Promise.resolve();
+  private pending: Array<Promise<void>> = [];
+  private failure: Error | null = null;
+  private drainWaiters: Array<() => void> = [];
+  private created = false;
+  private closed = false;
+
+  private constructor(ctx: StoreContext, req: PutRequest, id: string, g: Geometry, volumes: number[]) {
+    this.ctx = ctx;
+    this.req = req;
+    this.id = id;
+    this.g = g;
+    this.volumes = volumes;
+    this.stripe = new Uint8Array(Math.max(1, g.stripeBytes));
+  }
+
+  /** Check the path, choose the layout and the volumes, record the intent, open the slices. */
+  static async begin(ctx: StoreContext, req: PutRequest): Promise<ObjectWriter> {
+    const c = ctx.meta.conflict(req.path);
+    if (c) throw conflictError(req.path, c);
+    if (ctx.pendingPaths.has(req.path)) throw new StoreError(409, 'PATH_BUSY', `another PUT to ${req.path} is in progress`);
+    const writable = ctx.writable();
+    const scheme = defaultScheme(writable.length);
+    if (!scheme) throw new StoreError(507, 'NO_WRITABLE_VOLUMES', 'no writable volume: provision one with POST /$/volumes');
+    const enough = writable.filter((v) => v.bytesFree > req.size / scheme.k + 1024 * 1024);
+    const volumes = pickVolumes(enough, scheme.k + scheme.m);
+    if (!volumes) throw new StoreError(507, 'INSUFFICIENT_STORAGE', `not enough free space for ${req.size} bytes as ${scheme.k}+${scheme.m} slices`);
+    const chunkSize = chunkSizeFor(req.size, scheme.k, ctx.settings.maxChunkSize);
+    const g = geometry(req.size, scheme.k, scheme.m, chunkSize);
+    const id = newObjectId(Date.now(), randomBytes(6));
+    ctx.pendingPaths.add(req.path);
+    const w = new ObjectWriter(ctx, req, id, g, volumes);
+    try {
+      await ctx.meta.intents.put(id, { id, path: req.path, volumes, startedAt: Date.now() });
+      await ctx.meta.root.flushed;
+      w.created = true;
+      await Promise.all(
+        volumes.map((vol, index) =>
+          w.vol(vol).request({
+            type: 'create',
+            objectId: id,
+            index,
+            header: { objectId: id, index, k: g.k, m: g.m, chunkSize: g.chunkSize, objectSize: g.size, sliceSize: sliceSize(g, index) },
+          }),
+        ),
+      );
+    } catch (err) {
+      await w.abort();
+      throw w.asStoreError(err);
+    }
+    return w;
+  }
+
+  get bytesReceived(): number {
+    return this.received;
+  }
+
+  /** Take bytes of the body (copied). Returns false when the caller should pause the body. */
+  push(chunk: Uint8Array): boolean {
+    let off = 0;
+    this.received += chunk.byteLength;
+    while (off < chunk.byteLength) {
+      const n = Math.min(chunk.byteLength - off, this.stripe.byteLength - this.filled);
+      this.stripe.set(chunk.subarray(off, off + n), this.filled);
+      this.filled += n;
+      off += n;
+      if (this.filled === this.g.stripeBytes) this.flush();
+    }
+    return this.inflight < this.ctx.settings.stripesInFlight;
+  }
+
+  /** Resolves when the writer can take more (after push returned false). */
+  drained(): Promise<void> {
+    if (this.inflight < this.ctx.settings.stripesInFlight || this.failure) return Promise.resolve();
+    return new Promise((r) => this.drainWaiters.push(r));
+  }
+
+  /** The body is complete: write the last stripe, check the MD5, commit slices then record. */
+  async finish(): Promise<ObjectRecord> {
+    if (this.filled > 0) this.flush();
+    await this.order;
+    await Promise.all(this.pending);
+    if (this.failure) {
+      await this.abort();
+      throw this.asStoreError(this.failure);
+    }
+    const md5 = this.md5.digest('hex');
+    if (this.req.expectedMd5 && md5 !== this.req.expectedMd5) {
+      await this.abort();
+      throw new StoreError(456, 'MD5_MISMATCH', `Content-MD5 ${this.req.expectedMd5} does not match the received bytes (${md5}); nothing was stored`, [['X-Received-MD5', md5]]);
+    }
+    try {
+      await Promise.all(this.volumes.map((vol, index) => this.vol(vol).request({ type: 'commit', objectId: this.id, index })));
+    } catch (err) {
+      await this.abort();
+      throw this.asStoreError(err);
+    }
+    const rec: ObjectRecord = {
+      id: this.id,
+      path: this.req.path,
+      size: this.g.size,
+      mime: this.req.mime,
+      md5,
+      k: this.g.k,
+      m: this.g.m,
+      chunkSize: this.g.chunkSize,
+      dataVolumes: this.volumes.slice(0, this.g.k),
+      parityVolumes: this.volumes.slice(this.g.k),
+      createdAt: Date.now(),
+    };
+    const c = await this.ctx.meta.commitObject(rec);
+    if (c) {
+      await this.abort();
+      throw conflictError(rec.path, c);
+    }
+    this.closed = true;
+    this.ctx.pendingPaths.delete(this.req.path);
+    return rec;
+  }
+
+  /** Remove every trace: temp or committed slices, the intent. Safe to call more than once. */
+  async abort(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.ctx.pendingPaths.delete(this.req.path);
+    if (!this.created) return;
+    await Promise.allSettled(this.pending);
+    const results = await Promise.allSettled(
+      this.volumes.map(async (vol, index) => {
+        const ref = this.ctx.volume(vol);
+        if (!ref) throw new Error(`volume ${vol} is not running`);
+        await ref.request({ type: 'abort', objectId: this.id, index });
+        await ref.request({ type: 'delete', objectId: this.id, index });
+      }),
+    );
+    if (results.every((r) => r.status === 'fulfilled')) await this.ctx.meta.intents.remove(this.id);
+    else this.ctx.log.warn({ objectId: this.id }, 'some slices of an aborted PUT could not be removed; the intent stays and boot clean-up retries');
+  }
+
+  private vol(id: number) {
+    const ref = this.ctx.volume(id);
+    if (!ref) throw new StoreError(503, 'VOLUME_UNAVAILABLE', `volume ${id} went offline during the PUT`);
+    return ref;
+  }
+
+  private flush(): void {
+    const s = this.stripeNo++;
+    const bytes = this.stripe.subarray(0, this.filled);
+    this.md5.update(bytes);
+    const full = this.stripe;
+    const filled = this.filled;
+    this.stripe = new Uint8Array(this.g.stripeBytes);
+    this.filled = 0;
+    this.inflight++;
+    const encoded = this.encode(s, full, filled);
+    const sent = this.order.then(async () => {
+      const { data, parity, shard } = await encoded;
+      return this.append(s, data, parity, shard);
+    });
+    this.order = sent.then(
+      () => undefined,
+      () => undefined,
+    );
+    const done = sent.then(
+      () => undefined,
+      (err: Error) => {
+        this.failure ??= err;
+      },
+    ).finally(() => {
+      this.inflight--;
+      if (this.inflight < this.ctx.settings.stripesInFlight || this.failure) for (const w of this.drainWaiters.splice(0)) w();
+    });
+    this.pending.push(done);
+  }
+
+  /** Lay the stripe out as k shards of the stripe's shard size and compute the parity. */
+  private async encode(s: number, buf: Uint8Array, filled: number): Promise<{ data: ArrayBuffer; parity: ArrayBuffer | null; shard: number }> {
+    const { k, m, chunkSize } = this.g;
+    const shard = parityChunkLength(this.g, s);
+    let data: ArrayBuffer;
+    if (shard === chunkSize && filled === k * chunkSize && buf.byteOffset === 0 && buf.buffer.byteLength === filled) {
+      data = buf.buffer as ArrayBuffer;
+    } else {
+      const out = new Uint8Array(k * shard);
+      for (let i = 0; i < k; i++) {
+        const len = dataChunkLength(this.g, s, i);
+        if (len > 0) out.set(buf.subarray(i * chunkSize, i * chunkSize + len), i * shard);
+      }
+      data = out.buffer;
+    }
+    if (m === 0) return { data, parity: null, shard };
+    const r = await this.ctx.runTask<EncodeResult>('encode', { k, m, shardSize: shard, data }, [data]);
+    return { data: r.data, parity: r.parity, shard };
+  }
+
+  private async append(s: number, data: ArrayBuffer, parity: ArrayBuffer | null, shard: number): Promise<void> {
+    const { k, m } = this.g;
+    const writes: Array<Promise<unknown>> = [];
+    for (let i = 0; i < k; i++) {
+      const len = dataChunkLength(this.g, s, i);
+      if (len === 0) continue;
+      const chunk = data.slice(i * shard, i * shard + len);
+      writes.push(this.vol(this.volumes[i]!).request({ type: 'append', objectId: this.id, index: i, chunk: s, data: chunk }, { transfer: [chunk] }));
+    }
+    for (let j = 0; j < m; j++) {
+      const chunk = parity!.slice(j * shard, (j + 1) * shard);
+      writes.push(this.vol(this.volumes[k + j]!).request({ type: 'append', objectId: this.id, index: k + j, chunk: s, data: chunk }, { transfer: [chunk] }));
+    }
+    await Promise.all(writes);
+  }
+
+  asStoreError(err: unknown): StoreError {
+    if (err instanceof StoreError) return err;
+    if (err instanceof ActorError) {
+      if (err.appCode === 'READ_ONLY') return new StoreError(503, 'VOLUME_READ_ONLY', `a chosen volume refused the write: ${err.message}`);
+      return new StoreError(503, 'VOLUME_WRITE_FAILED', `writing a slice failed: ${err.message}`);
+    }
+    return new StoreError(500, 'INTERNAL', (err as Error).message ?? String(err));
+  }
+}

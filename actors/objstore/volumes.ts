@@ -1,0 +1,214 @@
+/**
+ * The volumes as the object store sees them: records in LMDB, the disks found by their
+ * identity file, one volume actor per present disk, and provisioning of new disks.
+ */
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { ActorRef, ChildSpec } from '../../runtime/index.js';
+import { ActorError } from '../../runtime/index.js';
+import { discoverVolumes, listBlockDevices, provisionDisk, smartInfo, volumeCapacity } from '../volume/disks.js';
+import { volumeActorId, type VolumeArgs, type VolumeProtocol } from '../volume/messages.js';
+import type { Metadata, VolumeRecord } from './metadata.js';
+import { StoreError } from './store/context.js';
+
+const VOLUME_MODULE = new URL('../volume/actor.js', import.meta.url).href;
+export const WIPE_WINDOW_MS = 10_000;
+
+interface Present {
+  ref: ActorRef<VolumeProtocol>;
+  device: string;
+  mountPoint: string;
+  bytesTotal: number;
+  bytesFree: number;
+}
+
+export interface VolumeDeps {
+  meta: Metadata;
+  log: Logger;
+  stateDir: string;
+  ioTimeoutMs: number;
+  maxInflight: number;
+  ref(id: string): ActorRef<VolumeProtocol>;
+  spawn(spec: ChildSpec): Promise<unknown>;
+}
+
+export class Volumes {
+  readonly mountRoot: string;
+  readonly instanceId: string;
+  private readonly deps: VolumeDeps;
+  private readonly present = new Map<number, Present>();
+
+  constructor(deps: VolumeDeps) {
+    this.deps = deps;
+    this.mountRoot = join(deps.stateDir, 'mnt');
+    mkdirSync(this.mountRoot, { recursive: true });
+    this.instanceId = loadInstanceId(deps.stateDir);
+  }
+
+  /** Find the registered disks by identity and start an actor for each one present. */
+  async boot(): Promise<{ present: number[]; missing: number[] }> {
+    const found = await discoverVolumes({ mountRoot: this.mountRoot, instanceId: this.instanceId });
+    const present: number[] = [];
+    const missing: number[] = [];
+    for (const rec of this.records(false)) {
+      const disk = found.find((f) => f.volumeId === rec.id);
+      if (!disk) {
+        missing.push(rec.id);
+        continue;
+      }
+      await this.start(rec, disk.device, disk.mountPoint);
+      present.push(rec.id);
+    }
+    return { present, missing };
+  }
+
+  records(includeDeleted: boolean): VolumeRecord[] {
+    const out: VolumeRecord[] = [];
+    for (const { value } of this.deps.meta.volumes.getRange()) if (includeDeleted || !value.isDeleted) out.push(value);
+    return out;
+  }
+
+  ref(id: number): ActorRef<VolumeProtocol> | null {
+    return this.present.get(id)?.ref ?? null;
+  }
+
+  /** Volumes that take new slices now: present, enabled, writable, healthy, not draining. */
+  writable(): Array<{ id: number; bytesFree: number }> {
+    const out: Array<{ id: number; bytesFree: number }> = [];
+    for (const rec of this.records(false)) {
+      const p = this.present.get(rec.id);
+      if (p && rec.isEnabled && !rec.isReadOnly && rec.isHealthy && !rec.isDraining) out.push({ id: rec.id, bytesFree: p.bytesFree });
+    }
+    return out;
+  }
+
+  async refreshCapacity(): Promise<void> {
+    for (const p of this.present.values()) {
+      try {
+        Object.assign(p, await volumeCapacity(p.mountPoint));
+      } catch (err) {
+        this.deps.log.warn({ mountPoint: p.mountPoint, err: (err as Error).message }, 'cannot read volume capacity');
+      }
+    }
+  }
+
+  /** The volume as the API shows it. */
+  view(rec: VolumeRecord, detail = false): Record<string, unknown> {
+    const p = this.present.get(rec.id);
+    return {
+      id: rec.id,
+      label: rec.label,
+      comment: rec.comment,
+      isEnabled: rec.isEnabled,
+      isReadOnly: rec.isReadOnly,
+      isHealthy: rec.isHealthy,
+      isDraining: rec.isDraining,
+      isDeleted: rec.isDeleted,
+      isMissing: !rec.isDeleted && !p,
+      isEncrypted: rec.encrypted,
+      device: p?.device ?? null,
+      lastDevice: rec.lastDevice,
+      mountPoint: p?.mountPoint ?? null,
+      bytesTotal: p?.bytesTotal ?? null,
+      bytesFree: p?.bytesFree ?? null,
+      busGroup: busGroup(p?.device ?? rec.lastDevice),
+      faults: rec.faults,
+      createdAt: new Date(rec.createdAt).toISOString(),
+      smartInfo: detail ? null : { available: false, reason: 'see GET /$/volumes/{id}' },
+      ...(detail ? {} : {}),
+    };
+  }
+
+  async detail(rec: VolumeRecord): Promise<Record<string, unknown>> {
+    const v = this.view(rec, true);
+    const device = this.present.get(rec.id)?.device;
+    v.smartInfo = device ? await smartInfo(device) : { available: false, reason: 'the disk is not present' };
+    return v;
+  }
+
+  /** POST /$/volumes: check the request, format and mount the disk, start its actor. */
+  async provision(body: Record<string, unknown>): Promise<VolumeRecord> {
+    const allowed = new Set(['blockPath', 'wipe', 'encrypt', 'label', 'comment']);
+    if ('replace' in body) throw new StoreError(400, 'REPLACE_NOT_SUPPORTED', 'there is no replace option: to re-provision a registered disk, DELETE its volume first');
+    const unknown = Object.keys(body).filter((k) => !allowed.has(k));
+    if (unknown.length) throw new StoreError(400, 'UNKNOWN_FIELD', `unknown field(s): ${unknown.join(', ')} (allowed: ${[...allowed].join(', ')})`);
+    const { blockPath, wipe, encrypt } = body;
+    if (typeof blockPath !== 'string' || !blockPath.startsWith('/dev/')) throw new StoreError(400, 'INVALID_BLOCK_PATH', 'blockPath must be a string naming a block device, like /dev/sdb');
+    if (typeof wipe === 'boolean') throw new StoreError(400, 'INVALID_WIPE', 'wipe is a timestamp in milliseconds since the epoch (Date.now()), not a boolean');
+    if (typeof wipe !== 'number' || !Number.isSafeInteger(wipe)) throw new StoreError(400, 'INVALID_WIPE', 'wipe must be an integer: the current time in milliseconds since the epoch');
+    const skew = Math.abs(Date.now() - wipe);
+    if (skew > WIPE_WINDOW_MS) throw new StoreError(400, 'STALE_WIPE', `wipe is ${skew} ms away from now; it must be within ${WIPE_WINDOW_MS} ms (a replayed or delayed request is refused)`);
+    if (encrypt !== undefined && typeof encrypt !== 'boolean') throw new StoreError(400, 'INVALID_ENCRYPT', 'encrypt must be a boolean');
+    if (encrypt === true) throw new StoreError(501, 'ENCRYPTION_NOT_AVAILABLE', 'volume encryption is not available in this version; provision without encrypt');
+    for (const k of ['label', 'comment'] as const) if (body[k] !== undefined && typeof body[k] !== 'string') throw new StoreError(400, 'INVALID_FIELD', `${k} must be a string`);
+    for (const p of this.present.values()) {
+      if (p.device === blockPath) throw new StoreError(409, 'ALREADY_A_VOLUME', `${blockPath} is already a registered volume; DELETE it first to re-provision`);
+    }
+    const id = await this.deps.meta.nextVolumeId();
+    const createdAt = Date.now();
+    let disk: { mountPoint: string; device: string };
+    try {
+      disk = await provisionDisk({ blockPath, volumeId: id, instanceId: this.instanceId, mountRoot: this.mountRoot, createdAt });
+    } catch (err) {
+      const code = (err as { code?: string }).code ?? 'PROVISION_FAILED';
+      const status = code === 'IN_USE' ? 409 : code === 'NOT_FOUND' || code === 'NOT_BLOCK_DEVICE' ? 400 : 500;
+      throw new StoreError(status, code, `cannot provision ${blockPath}: ${(err as Error).message}`);
+    }
+    const devices = await listBlockDevices().catch(() => []);
+    const dev = devices.find((d) => d.path === disk.device);
+    const rec: VolumeRecord = {
+      id,
+      label: typeof body.label === 'string' ? body.label : '',
+      comment: typeof body.comment === 'string' ? body.comment : '',
+      isEnabled: true,
+      isReadOnly: false,
+      isHealthy: true,
+      isDraining: false,
+      isDeleted: false,
+      encrypted: false,
+      lastDevice: disk.device,
+      serial: dev?.serial ?? null,
+      model: dev?.model ?? null,
+      createdAt,
+      wipe,
+      faults: 0,
+    };
+    await this.deps.meta.volumes.put(id, rec);
+    await this.start(rec, disk.device, disk.mountPoint);
+    this.deps.log.info({ volumeId: id, device: disk.device, mountPoint: disk.mountPoint }, 'volume provisioned');
+    return rec;
+  }
+
+  private async start(rec: VolumeRecord, device: string, mountPoint: string): Promise<void> {
+    const actorId = volumeActorId(rec.id);
+    const ref = this.deps.ref(actorId);
+    const args: VolumeArgs = { volumeId: rec.id, mountPoint, device, readOnly: rec.isReadOnly, ioTimeoutMs: this.deps.ioTimeoutMs, maxInflight: this.deps.maxInflight };
+    try {
+      await ref.request({ type: 'info' }, { timeoutMs: 5000 });
+    } catch (err) {
+      if (!(err instanceof ActorError) || err.code !== 'NO_SUCH_ACTOR') throw err;
+      await this.deps.spawn({ id: actorId, module: VOLUME_MODULE, args, placement: { mode: 'shared', group: 'volumes' } });
+    }
+    const cap = await volumeCapacity(mountPoint);
+    this.present.set(rec.id, { ref, device, mountPoint, ...cap });
+    if (rec.lastDevice !== device) await this.deps.meta.volumes.put(rec.id, { ...rec, lastDevice: device });
+  }
+}
+
+/** Disks on the same controller share a bus group; loop devices are 'virtual'. */
+function busGroup(device: string): string {
+  if (/\/loop\d+$/.test(device)) return 'virtual';
+  const m = /\/(sd|vd|hd|nvme\d+n|xvd)[a-z]*/.exec(device);
+  return m ? m[1]!.replace(/\d+n$/, '') : 'unknown';
+}
+
+/** The installation's identity: created once, kept in the state directory (back it up). */
+function loadInstanceId(stateDir: string): string {
+  const file = join(stateDir, 'instance-id');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  const id = randomUUID();
+  writeFileSync(file, id + '\n', { mode: 0o600 });
+  return id;
+}

@@ -1,0 +1,52 @@
+/**
+ * The volume actor: one per mounted volume (`volume.<id>`, shared thread group 'volumes'), owner of
+ * all I/O to its disk. The messages are in messages.ts; the work is done by Volume (volume.ts).
+ *
+ * Its state is null: it checkpoints nothing, the disk is the state. A restart reopens the disk;
+ * slices that were being written are gone (their temp files are removed at clean-up, or by the
+ * next `purge`), which is safe because nothing refers to an uncommitted slice.
+ *
+ * Concurrency 16: several slices are written and read at once (a PUT writes one slice per volume
+ * per object, a GET reads them in parallel); each slice's own operations stay in order (Volume's
+ * per-slice chain) and the disk sees at most args.maxInflight file operations at a time.
+ */
+import { defineActor, withTransfer, type ActorContext } from '../../runtime/index.js';
+import type { VolumeArgs, VolumeProtocol } from './messages.js';
+import { Volume } from './volume.js';
+
+/** The Volume of each running instance (a restart gets a new context, so a new Volume). */
+const volumes = new WeakMap<ActorContext<null, VolumeArgs>, Volume>();
+
+function vol(ctx: ActorContext<null, VolumeArgs>): Volume {
+  const v = volumes.get(ctx);
+  if (!v) throw new Error(`volume actor ${ctx.id} has no open volume`);
+  return v;
+}
+
+export default defineActor<VolumeProtocol, null, VolumeArgs>({
+  kind: 'volume',
+  concurrency: 16,
+  async init(ctx) {
+    const v = await Volume.open(ctx.args, ctx.log);
+    volumes.set(ctx, v);
+    ctx.onCleanup(() => v.close());
+    ctx.log.info({ volumeId: ctx.args.volumeId, mountPoint: ctx.args.mountPoint, device: ctx.args.device, readOnly: ctx.args.readOnly }, 'volume opened');
+    return null;
+  },
+  handlers: {
+    info: (_m, ctx) => vol(ctx).info(),
+    create: (m, ctx) => vol(ctx).create(m, m.header),
+    append: (m, ctx) => vol(ctx).append(m, m.chunk, m.data),
+    commit: (m, ctx) => vol(ctx).commit(m),
+    abort: (m, ctx) => vol(ctx).abort(m),
+    async read(m, ctx) {
+      const r = await vol(ctx).read(m, m.firstChunk, m.count);
+      return withTransfer(r, [r.data]);
+    },
+    readHeader: (m, ctx) => vol(ctx).readHeader(m),
+    delete: (m, ctx) => vol(ctx).delete(m),
+    path: (m, ctx) => vol(ctx).path(m),
+    purge: (m, ctx) => vol(ctx).purge(m.objectIds),
+    setReadOnly: (m, ctx) => vol(ctx).setReadOnly(m.readOnly),
+  },
+});

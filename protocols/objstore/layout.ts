@@ -1,0 +1,55 @@
+/**
+ * Erasure layout policy, as pure functions: the default k+m scheme for a number of writable
+ * volumes, the chunk size of an object, and which volumes take its slices.
+ */
+
+export const DEFAULT_CHUNK_SIZE = 256 * 1024;
+
+/** Data and parity slice counts for `writable` volumes; null when nothing can be written. */
+export function defaultScheme(writable: number): { k: number; m: number } | null {
+  if (!Number.isSafeInteger(writable) || writable < 0) throw new RangeError(`writable volume count must be a non-negative integer, got ${String(writable)}`);
+  if (writable === 0) return null;
+  if (writable === 1) return { k: 1, m: 0 };
+  const m = Math.min(4, Math.max(1, Math.round(writable / 3)));
+  return { k: Math.min(writable - m, 8), m };
+}
+
+function roundUp8(n: number): number {
+  return Math.ceil(n / 8) * 8;
+}
+
+/**
+ * Chunk size of an object of `objectSize` bytes cut into `k` data slices: one stripe when the
+ * object is small, else `maxChunk`. Always a multiple of 8 (Reed–Solomon shards are), at least 8.
+ */
+export function chunkSizeFor(objectSize: number, k: number, maxChunk = DEFAULT_CHUNK_SIZE): number {
+  if (!Number.isSafeInteger(objectSize) || objectSize < 0) throw new RangeError(`object size must be a non-negative safe integer, got ${String(objectSize)}`);
+  if (!Number.isSafeInteger(k) || k < 1) throw new RangeError(`k must be a positive integer, got ${String(k)}`);
+  if (!Number.isSafeInteger(maxChunk) || maxChunk < 8 || maxChunk % 8 !== 0) {
+    throw new RangeError(`maximum chunk size must be a positive multiple of 8, got ${String(maxChunk)}`);
+  }
+  return Math.max(8, Math.min(maxChunk, roundUp8(Math.ceil(objectSize / k))));
+}
+
+/**
+ * `count` distinct volume ids, most free space first, ties by lowest id; null when there are
+ * fewer distinct candidates than `count`. A volume listed twice counts once (ranked by its
+ * largest bytesFree). The input is not modified.
+ */
+export function pickVolumes(candidates: ReadonlyArray<{ id: number; bytesFree: number }>, count: number): number[] | null {
+  if (!Number.isSafeInteger(count) || count < 0) throw new RangeError(`volume count must be a non-negative integer, got ${String(count)}`);
+  for (const c of candidates) {
+    if (!Number.isSafeInteger(c.id)) throw new TypeError(`volume id must be an integer, got ${String(c.id)}`);
+    if (!Number.isFinite(c.bytesFree)) throw new TypeError(`volume ${c.id}: bytesFree must be a finite number, got ${String(c.bytesFree)}`);
+  }
+  const sorted = [...candidates].sort((a, b) => b.bytesFree - a.bytesFree || a.id - b.id);
+  const picked: number[] = [];
+  const seen = new Set<number>();
+  for (const c of sorted) {
+    if (picked.length === count) break;
+    if (seen.has(c.id)) continue;
+    seen.add(c.id);
+    picked.push(c.id);
+  }
+  return picked.length === count ? picked : null;
+}

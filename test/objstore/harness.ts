@@ -1,0 +1,74 @@
+/** An object store on real loop devices, in-process, on an ephemeral port. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ExecutionContext } from 'ava';
+import { ActorSystem } from '../../runtime/system.js';
+import type { ObjstoreProtocol } from '../../actors/objstore/messages.js';
+import { OBJSTORE_MODULE, objstoreArgs } from '../../actors/objstore/service.js';
+import { withLoopDevices } from '../helpers/loop.js';
+
+/**
+ * Teardowns for a whole test file: ava runs a hook's own t.teardown right after the hook, so a
+ * store made in test.before registers its clean-up here and test.after.always runs it (in
+ * reverse order of registration, like t.teardown).
+ */
+export class FileScope {
+  private readonly fns: Array<() => unknown> = [];
+  readonly t = { teardown: (fn: () => unknown) => void this.fns.push(fn), log: (...a: unknown[]) => console.error(...a) } as unknown as ExecutionContext;
+  async run(): Promise<void> {
+    for (const fn of this.fns.splice(0).reverse()) {
+      try {
+        await fn();
+      } catch (err) {
+        console.error('clean-up failed:', err);
+      }
+    }
+  }
+}
+
+export interface Store {
+  system: ActorSystem;
+  url: string;
+  stateDir: string;
+  devices: string[];
+  provision(device: string): Promise<Response>;
+}
+
+export async function startStore(t: ExecutionContext, opts: { volumes?: number; sizeMiB?: number; provision?: boolean; stateDir?: string; devices?: string[] } = {}): Promise<Store> {
+  const stateDir = opts.stateDir ?? mkdtempSync(join(tmpdir(), 'hostd-objstore-'));
+  const devices = opts.devices ?? (await withLoopDevices(t, opts.volumes ?? 6, opts.sizeMiB ?? 512));
+  const system = await ActorSystem.start({ stateDir, logLevel: process.env.TEST_LOG_LEVEL ?? 'silent', groupThreads: 1, poolThreads: 2, requestTimeoutMs: 30_000 });
+  t.teardown(async () => {
+    await system.shutdown();
+    if (!opts.stateDir) {
+      const { execFileSync } = await import('node:child_process');
+      try {
+        execFileSync('sh', ['-c', `grep ' ${stateDir}/' /proc/mounts | cut -d' ' -f2 | xargs -r -n1 umount -l`]);
+      } catch {
+        /* nothing mounted */
+      }
+      rmSync(stateDir, { recursive: true, force: true });
+    }
+  });
+  await system.start({
+    id: 'objstore.supervisor',
+    children: [{ id: 'objstore', module: OBJSTORE_MODULE, args: objstoreArgs(stateDir, { ioTimeoutMs: 3000, bodyIdleTimeoutMs: 1500, maxObjectBytes: 1024 ** 4 }, 0, '127.0.0.1') }],
+  });
+  const info = await system.ref<ObjstoreProtocol>('objstore').request({ type: 'info' });
+  const url = `http://127.0.0.1:${info.port}`;
+  const store: Store = {
+    system,
+    url,
+    stateDir,
+    devices,
+    provision: (device) => fetch(`${url}/$/volumes`, { method: 'POST', body: JSON.stringify({ blockPath: device, wipe: Date.now() }) }),
+  };
+  if (opts.provision !== false) {
+    for (const d of devices) {
+      const res = await store.provision(d);
+      if (res.status !== 201) throw new Error(`provisioning ${d}: ${res.status} ${await res.text()}`);
+    }
+  }
+  return store;
+}

@@ -1,0 +1,102 @@
+import test from 'ava';
+import { crc32c } from '@node-rs/crc32';
+import {
+  CHUNK_CRC_BYTES,
+  chunkCount,
+  chunkCrc,
+  chunkLength,
+  chunkOffset,
+  decodeSliceHeader,
+  encodeSliceHeader,
+  SLICE_HEADER_BYTES,
+  sliceFileSize,
+  SliceFormatError,
+  type SliceHeader,
+} from '../../protocols/objstore/slice-format.js';
+
+const header: SliceHeader = { objectId: '$0123456789abcdef01234567', index: 5, k: 4, m: 2, chunkSize: 65536, objectSize: 2 ** 40 + 3, sliceSize: 2 ** 38 + 1 };
+
+test('a header encodes to 64 bytes at the documented offsets and decodes to itself', (t) => {
+  const b = encodeSliceHeader(header);
+  t.is(b.byteLength, SLICE_HEADER_BYTES);
+  const dv = new DataView(b.buffer, b.byteOffset);
+  t.is(Buffer.from(b.subarray(0, 4)).toString('latin1'), 'HSLC');
+  t.is(dv.getUint16(0x04), 1);
+  t.is(Buffer.from(b.subarray(0x06, 0x12)).toString('hex'), '0123456789abcdef01234567');
+  t.is(b[0x12], 5);
+  t.is(b[0x13], 4);
+  t.is(b[0x14], 2);
+  t.is(dv.getUint32(0x18), 65536);
+  t.is(dv.getBigUint64(0x20), BigInt(2 ** 40 + 3));
+  t.is(dv.getBigUint64(0x28), BigInt(2 ** 38 + 1));
+  t.deepEqual([...b.subarray(0x15, 0x18), ...b.subarray(0x1c, 0x20), ...b.subarray(0x30, 0x3c)], new Array(19).fill(0));
+  t.is(dv.getUint32(0x3c), crc32c(b.subarray(0, 0x3c)));
+  t.deepEqual(decodeSliceHeader(b), header);
+});
+
+test('upper-case hex in an object id decodes in lower case', (t) => {
+  t.is(decodeSliceHeader(encodeSliceHeader({ ...header, objectId: '$ABCDEF0123456789ABCDEF01' })).objectId, '$abcdef0123456789abcdef01');
+});
+
+test('decoding reads the first 64 bytes of a longer buffer at any offset', (t) => {
+  const big = new Uint8Array(200);
+  big.set(encodeSliceHeader(header), 7);
+  t.deepEqual(decodeSliceHeader(big.subarray(7)), header);
+});
+
+test('a flipped bit anywhere in the header is a CRC error', (t) => {
+  const good = encodeSliceHeader(header);
+  for (let i = 4; i < SLICE_HEADER_BYTES; i++) {
+    const b = good.slice();
+    b[i]! ^= 0x10;
+    const err = t.throws(() => decodeSliceHeader(b), { instanceOf: SliceFormatError }, `byte ${i}`);
+    t.regex(err!.message, /CRC32C mismatch/);
+  }
+});
+
+test('bad magic, unknown version, short buffer and impossible fields are refused with clear errors', (t) => {
+  const b = encodeSliceHeader(header);
+  const magic = b.slice();
+  magic[0] = 0x58;
+  t.throws(() => decodeSliceHeader(magic), { instanceOf: SliceFormatError, message: /bad magic "XSLC".*not a slice file/ });
+  t.throws(() => decodeSliceHeader(b.subarray(0, 63)), { message: /need 64 bytes, got 63/ });
+  const reseal = (f: (dv: DataView, u: Uint8Array) => void) => {
+    const u = b.slice();
+    const dv = new DataView(u.buffer);
+    f(dv, u);
+    dv.setUint32(0x3c, crc32c(u.subarray(0, 0x3c)));
+    return u;
+  };
+  t.throws(() => decodeSliceHeader(reseal((dv) => dv.setUint16(4, 2))), { message: /format version 2 is not supported/ });
+  t.throws(() => decodeSliceHeader(reseal((_dv, u) => (u[0x12] = 6))), { message: /index must be an integer from 0 to 5/ });
+  t.throws(() => decodeSliceHeader(reseal((_dv, u) => (u[0x13] = 0))), { message: /k must be/ });
+  t.throws(() => decodeSliceHeader(reseal((dv) => dv.setUint32(0x18, 0))), { message: /chunkSize/ });
+  t.throws(() => decodeSliceHeader(reseal((dv) => dv.setBigUint64(0x28, 2n ** 60n))), { message: /beyond 2\^53/ });
+});
+
+test('encoding refuses what cannot be stored', (t) => {
+  t.throws(() => encodeSliceHeader({ ...header, objectId: '0123456789abcdef01234567' }), { message: /object id/ });
+  t.throws(() => encodeSliceHeader({ ...header, objectId: '$0123' }), { message: /object id/ });
+  t.throws(() => encodeSliceHeader({ ...header, index: 6 }), { message: /index/ });
+  t.throws(() => encodeSliceHeader({ ...header, k: 200, m: 57 }), { message: /k \+ m must be at most 256/ });
+  t.throws(() => encodeSliceHeader({ ...header, chunkSize: 2 ** 32 }), { message: /chunkSize/ });
+  t.throws(() => encodeSliceHeader({ ...header, sliceSize: -1 }), { message: /sliceSize/ });
+  t.throws(() => encodeSliceHeader({ ...header, objectSize: 1.5 }), { message: /objectSize/ });
+});
+
+test('chunk geometry: offsets, counts, lengths and file size agree', (t) => {
+  t.is(chunkOffset(1000, 0), 64);
+  t.is(chunkOffset(1000, 3), 64 + 3 * 1004);
+  const h = { chunkSize: 1000, sliceSize: 3500 };
+  t.is(chunkCount(h), 4);
+  t.deepEqual([0, 1, 2, 3, 4].map((c) => chunkLength(h, c)), [1000, 1000, 1000, 500, 0]);
+  t.is(sliceFileSize([1000, 1000, 1000, 500]), 64 + 3500 + 4 * CHUNK_CRC_BYTES);
+  t.is(sliceFileSize([1000, 1000, 1000, 500]), chunkOffset(1000, 3) + 500 + 4);
+  t.is(chunkCount({ chunkSize: 1000, sliceSize: 0 }), 0);
+  t.is(sliceFileSize([]), 64);
+  t.is(chunkCount({ chunkSize: 1000, sliceSize: 3000 }), 3);
+});
+
+test('chunkCrc is CRC32C (the check value of "123456789" is e3069283)', (t) => {
+  t.is(chunkCrc(Buffer.from('123456789')), 0xe3069283);
+});
