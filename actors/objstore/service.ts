@@ -34,7 +34,7 @@ export function objstoreArgs(stateDir: string, values: Partial<ObjstoreValues> &
     demoVolumes: values.demoVolumes ?? false,
     demoVolumeMiB: values.demoVolumeMiB ?? 4096,
     maxChunkSize: DEFAULT_CHUNK_SIZE,
-    stripesInFlight: 4,
+    stripesInFlight: 8,
     volumeMaxInflight: 16,
   };
 }

@@ -202,23 +202,28 @@ export class ObjectWriter {
     this.filled = 0;
     this.inflight++;
     const encoded = this.encode(s, full, filled);
-    const sent = this.order.then(async () => {
+    // Appends go out in stripe order (each slice's chunks must arrive in order), but a stripe's
+    // appends do not wait for the previous stripe's to complete: only to be sent.
+    const issued = this.order.then(async () => {
       const { data, parity, shard } = await encoded;
-      return this.append(s, data, parity, shard);
+      return { written: this.append(s, data, parity, shard) };
     });
-    this.order = sent.then(
+    this.order = issued.then(
       () => undefined,
       () => undefined,
     );
-    const done = sent.then(
-      () => undefined,
-      (err: Error) => {
-        this.failure ??= err;
-      },
-    ).finally(() => {
-      this.inflight--;
-      if (this.inflight < this.ctx.settings.stripesInFlight || this.failure) for (const w of this.drainWaiters.splice(0)) w();
-    });
+    const done = issued
+      .then((x) => x.written)
+      .then(
+        () => undefined,
+        (err: Error) => {
+          this.failure ??= err;
+        },
+      )
+      .finally(() => {
+        this.inflight--;
+        if (this.inflight < this.ctx.settings.stripesInFlight || this.failure) for (const w of this.drainWaiters.splice(0)) w();
+      });
     this.pending.push(done);
   }
 
@@ -242,7 +247,8 @@ export class ObjectWriter {
     return { data: r.data, parity: r.parity, shard };
   }
 
-  private async append(s: number, data: ArrayBuffer, parity: ArrayBuffer | null, shard: number): Promise<void> {
+  /** Send the stripe's chunks to their volumes now; the promise tells when all are written. */
+  private append(s: number, data: ArrayBuffer, parity: ArrayBuffer | null, shard: number): Promise<unknown> {
     const { k, m } = this.g;
     const writes: Array<Promise<unknown>> = [];
     for (let i = 0; i < k; i++) {
@@ -255,7 +261,7 @@ export class ObjectWriter {
       const chunk = parity!.slice(j * shard, (j + 1) * shard);
       writes.push(this.vol(this.volumes[k + j]!).request({ type: 'append', objectId: this.id, index: k + j, chunk: s, data: chunk }, { transfer: [chunk] }));
     }
-    await Promise.all(writes);
+    return Promise.all(writes);
   }
 
   asStoreError(err: unknown): StoreError {
