@@ -75,3 +75,11 @@ test('the daemon schema: services default to those built; state dir must be abso
   t.throws(() => resolve(s, { 'state-dir': 'var/lib' }, {}), { message: /--state-dir .*absolute path/ });
   t.throws(() => resolve(s, {}, { HOSTD_SERVICES: 'objstore,nfs' }), { message: /HOSTD_SERVICES .*unknown: nfs/ });
 });
+
+test('a switch is true when its flag is present, and otherwise follows the environment', (t) => {
+  t.is(resolve(schema, { on: true }, {}).on, true);
+  t.is(resolve(schema, {}, { T_ON: 'false' }).on, false);
+  t.is(resolve(schema, { on: true }, { T_ON: 'false' }).on, true);
+  t.regex(describe(schema), /--on {2,}switch/);
+  t.notRegex(describe(schema), /--on <v>/);
+});

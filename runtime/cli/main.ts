@@ -62,9 +62,9 @@ Examples:
   hostd inspect hostd.heartbeat
   hostd inspect --json --state-dir /var/lib/objstore`;
 
-function flagOptions(schema: Record<string, { flag: string }>) {
-  const o: Record<string, { type: 'string' }> = {};
-  for (const s of Object.values(schema)) o[s.flag] = { type: 'string' };
+function flagOptions(schema: Record<string, { flag: string; boolean?: boolean }>) {
+  const o: Record<string, { type: 'string' | 'boolean' }> = {};
+  for (const s of Object.values(schema)) o[s.flag] = { type: s.boolean ? 'boolean' : 'string' };
   return o;
 }
 
@@ -105,7 +105,7 @@ export async function main(argv: string[], catalogue: ServiceCatalogue): Promise
           return 0;
         }
         if (positionals.length) return fail(`daemon takes no arguments (got '${positionals.join(' ')}'); see 'hostd daemon --help'`);
-        const flags = values as Record<string, string | undefined>;
+        const flags = values as Record<string, string | boolean | undefined>;
         const problems: string[] = [];
         const attempt = <T>(fn: () => T): T | undefined => {
           try {

@@ -17,6 +17,8 @@ export interface Setting<T> {
   parse(raw: string): T | undefined;
   /** Render the default for --help. */
   show?(v: T): string;
+  /** A switch: `--flag` alone means true; false is set through the environment variable. */
+  boolean?: boolean;
 }
 
 export type Schema = Record<string, Setting<unknown>>;
@@ -77,6 +79,7 @@ export function list<T extends string>(o: { env: string; flag: string; descripti
 export function bool(o: { env: string; flag: string; description: string; default: boolean }): Setting<boolean> {
   return {
     ...o,
+    boolean: true,
     expect: 'true or false',
     parse: (raw) => (['true', '1', 'yes'].includes(raw) ? true : ['false', '0', 'no'].includes(raw) ? false : undefined),
   };
@@ -86,11 +89,12 @@ export function bool(o: { env: string; flag: string; description: string; defaul
  * Resolve every setting of `schema`. `flags` holds raw flag values by flag name (as from
  * util.parseArgs). Throws ConfigError naming every bad setting.
  */
-export function resolve<S extends Schema>(schema: S, flags: Record<string, string | undefined>, env: NodeJS.ProcessEnv = process.env): Values<S> {
+export function resolve<S extends Schema>(schema: S, flags: Record<string, string | boolean | undefined>, env: NodeJS.ProcessEnv = process.env): Values<S> {
   const out: Record<string, unknown> = {};
   const problems: string[] = [];
   for (const [key, s] of Object.entries(schema)) {
-    const fromFlag = flags[s.flag];
+    const f = flags[s.flag];
+    const fromFlag = typeof f === 'boolean' ? String(f) : f;
     const raw = fromFlag ?? env[s.env];
     if (raw === undefined || (fromFlag === undefined && raw === '')) {
       out[key] = typeof s.default === 'function' ? (s.default as () => unknown)() : s.default;
@@ -117,7 +121,9 @@ export function describe(schema: Schema): string {
   const rows = Object.values(schema).map((s) => {
     const d = typeof s.default === 'function' ? (s.default as () => unknown)() : s.default;
     const shown = s.show ? s.show(d as never) : String(d);
-    return `  --${s.flag} <v>`.padEnd(30) + `${s.description}\n` + ' '.repeat(30) + `env ${s.env}; ${s.expect}; default ${shown}`;
+    const head = `  --${s.flag}${s.boolean ? '' : ' <v>'}`;
+    const lead = head.length < 30 ? head.padEnd(30) : `${head}\n${' '.repeat(30)}`;
+    return lead + `${s.description}\n` + ' '.repeat(30) + `env ${s.env}; ${s.expect}; default ${shown}`;
   });
   return rows.join('\n');
 }
