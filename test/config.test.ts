@@ -60,7 +60,7 @@ test('a custom validity check refuses values with the expectation in the message
 test('help lists every setting with its variable, expectation and default', (t) => {
   const text = describe(schema);
   for (const s of Object.values(schema)) {
-    t.true(text.includes(`--${s.flag} <v>`));
+    t.true(text.includes(s.boolean ? `--${s.flag} ` : `--${s.flag} <v>`), s.flag);
     t.true(text.includes(`env ${s.env};`));
   }
   t.regex(text, /default 80/);
