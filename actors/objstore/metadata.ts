@@ -10,7 +10,7 @@
  *   volumes     volume id  -> VolumeRecord
  *   buckets     bucket     -> BucketPolicy
  *   faults      "<objectId>/<slice>" -> SliceFault
- *   meta        key        -> value (instance id, next volume id)
+ *   meta        key        -> value (next volume id; the instance id is the file <stateDir>/instance-id)
  */
 import type { Database, RootDatabase } from 'lmdb';
 import { ancestors } from '../../protocols/objstore/paths.js';

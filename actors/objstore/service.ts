@@ -9,7 +9,7 @@ export const objstoreSettings = {
   bodyIdleTimeoutMs: int({ env: 'OBJSTORE_BODY_IDLE_TIMEOUT_MS', flag: 'objstore-body-idle-timeout-ms', description: 'A PUT body that stalls this long is answered 455 and dropped', min: 100, max: 600_000, default: 30_000 }),
   maxObjectBytes: int({ env: 'OBJSTORE_MAX_OBJECT_BYTES', flag: 'objstore-max-object-bytes', description: 'Largest object accepted (413 above)', min: 1, max: Number.MAX_SAFE_INTEGER, default: 5 * 1024 ** 4 }),
   demoVolumes: bool({ env: 'OBJSTORE_DEMO_VOLUMES', flag: 'demo-volumes', description: 'With no volume registered, make six sparse files in the state directory, attach them as loop devices and provision them (npm start does this)', default: false }),
-  demoVolumeMiB: int({ env: 'OBJSTORE_DEMO_VOLUME_MIB', flag: 'demo-volume-mib', description: 'Size of each demo volume file (sparse)', min: 64, max: 1024 * 1024, default: 4096 }),
+  demoVolumeMiB: int({ env: 'OBJSTORE_DEMO_VOLUME_MIB', flag: 'demo-volume-mib', description: 'Size of each demo volume file (sparse; XFS needs at least 300 MiB)', min: 320, max: 1024 * 1024, default: 4096 }),
 };
 
 export interface ObjstoreValues {

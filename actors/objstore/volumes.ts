@@ -49,7 +49,11 @@ export class Volumes {
 
   /** Find the registered disks by identity and start an actor for each one present. */
   async boot(): Promise<{ present: number[]; missing: number[] }> {
-    const found = await discoverVolumes({ mountRoot: this.mountRoot, instanceId: this.instanceId });
+    const found = await discoverVolumes({
+      mountRoot: this.mountRoot,
+      instanceId: this.instanceId,
+      onSkip: (skip) => this.deps.log.warn({ ...skip }, 'a disk labelled for the object store was left unused'),
+    });
     const present: number[] = [];
     const missing: number[] = [];
     for (const rec of this.records(false)) {

@@ -66,7 +66,12 @@ async function route(ctx: StoreContext, volumes: Volumes, r: Reply, method: stri
     return sendJson(r, 200, { buckets });
   }
   if (key === 'PUT buckets' && a !== undefined && b === 'policy' && parts.length === 3) {
-    const name = decodeURIComponent(a);
+    let name: string;
+    try {
+      name = decodeURIComponent(a);
+    } catch {
+      throw new StoreError(400, 'INVALID_BUCKET', `bucket name ${JSON.stringify(a)} is not valid percent-encoding`);
+    }
     if (!isValidBucketName(name)) throw new StoreError(400, 'INVALID_BUCKET', `${JSON.stringify(name)} is not a valid bucket name`);
     const body = await readJsonObject(r);
     if (!body) return;

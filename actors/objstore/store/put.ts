@@ -69,11 +69,20 @@ export class ObjectWriter {
     if (c) throw conflictError(req.path, c);
     if (ctx.pendingPaths.has(req.path)) throw new StoreError(409, 'PATH_BUSY', `another PUT to ${req.path} is in progress`);
     const writable = ctx.writable();
-    const scheme = defaultScheme(writable.length);
-    if (!scheme) throw new StoreError(507, 'NO_WRITABLE_VOLUMES', 'no writable volume: provision one with POST /$/volumes');
-    const enough = writable.filter((v) => v.bytesFree > req.size / scheme.k + 1024 * 1024);
-    const volumes = pickVolumes(enough, scheme.k + scheme.m);
-    if (!volumes) throw new StoreError(507, 'INSUFFICIENT_STORAGE', `not enough free space for ${req.size} bytes as ${scheme.k}+${scheme.m} slices`);
+    if (!writable.length) throw new StoreError(507, 'NO_WRITABLE_VOLUMES', 'no writable volume: provision one with POST /$/volumes');
+    // The layout follows the volumes that have room for a slice: a full volume narrows the
+    // layout instead of refusing every PUT.
+    let n = writable.length;
+    let scheme = defaultScheme(n)!;
+    let volumes: number[] | null = null;
+    while (n > 0) {
+      scheme = defaultScheme(n)!;
+      const room = writable.filter((v) => v.bytesFree > req.size / scheme.k + 1024 * 1024);
+      volumes = pickVolumes(room, scheme.k + scheme.m);
+      if (volumes) break;
+      n = Math.min(n - 1, room.length);
+    }
+    if (!volumes) throw new StoreError(507, 'INSUFFICIENT_STORAGE', `no volume has room for a slice of ${req.size} bytes`);
     const chunkSize = chunkSizeFor(req.size, scheme.k, ctx.settings.maxChunkSize);
     const g = geometry(req.size, scheme.k, scheme.m, chunkSize);
     const id = newObjectId(Date.now(), randomBytes(6));
