@@ -10,7 +10,10 @@ export interface CommandResult {
 export class CommandError extends Error {
   readonly result: CommandResult;
   constructor(cmd: string, args: readonly string[], result: CommandResult) {
-    const detail = (result.stderr.trim() || result.stdout.trim()).split('\n').slice(-3).join('; ');
+    // The whole message (the reason is often the first line, a usage text follows), bounded.
+    const lines = (result.stderr.trim() || result.stdout.trim()).split('\n').map((l) => l.trim()).filter(Boolean);
+    const text = lines.join('; ');
+    const detail = text.length > 600 ? `${text.slice(0, 400)} … ${text.slice(-150)}` : text;
     super(`${cmd} ${args.join(' ')} failed (exit ${result.code})${detail ? `: ${detail}` : ''}`);
     this.name = 'CommandError';
     this.result = result;

@@ -271,6 +271,13 @@ export interface DiscoverOptions {
  */
 export async function discoverVolumes(opts: DiscoverOptions): Promise<FoundVolume[]> {
   await mkdir(opts.mountRoot, { recursive: true });
+  // A discovery cut short (the daemon stopped or killed mid-boot) can leave a probe mount behind:
+  // take it down, so the disk is found afresh and mounted at its proper place.
+  for (const m of await readMounts()) {
+    if (!m.mountPoint.startsWith(join(opts.mountRoot, '.probe-'))) continue;
+    await command('umount', [m.mountPoint]).catch(() => command('umount', ['-l', m.mountPoint]).catch(() => undefined));
+    await rmdir(m.mountPoint).catch(() => undefined);
+  }
   const only = opts.devices ? new Set(await Promise.all(opts.devices.map((d) => realpath(d).catch(() => d)))) : null;
   const flat = (await listBlockDevices()).flatMap(function walk(d: BlockDevice): BlockDevice[] {
     return [d, ...d.children.flatMap(walk)];

@@ -91,16 +91,31 @@ export async function runDaemon(settings: DaemonSettings, chosen: ChosenService[
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
 
-  try {
+  const startAll = async () => {
     await system.start({
       id: 'system',
       children: [{ id: HEARTBEAT_ID, module: HEARTBEAT_MODULE, args: { intervalMs: settings.heartbeatMs }, placement: { mode: 'shared', group: 'system' } }],
     });
-    for (const tree of trees) await system.start(tree);
-  } catch (err) {
-    log.fatal({ err: (err as Error).message }, 'start-up failed');
+    for (const tree of trees) {
+      if (stopping) return;
+      await system.start(tree);
+    }
+  };
+  // A signal during start-up wins: the shutdown it began decides the exit code, and a start
+  // that can no longer settle (its thread was stopped mid-init) is not waited for.
+  const started = await Promise.race([startAll().then(() => 'started' as const, (err: Error) => err), stoppedAt.then(() => 'stopped' as const)]);
+  if (started instanceof Error) {
+    if (stopping) {
+      await stoppedAt;
+      return exitCode;
+    }
+    log.fatal({ err: started.message }, 'start-up failed');
     await stop('start-up failed', 1);
     return 1;
+  }
+  if (stopping) {
+    await stoppedAt;
+    return exitCode;
   }
   log.info({ services: services.map((s) => s.name), stateDir: settings.stateDir }, 'daemon ready');
 
