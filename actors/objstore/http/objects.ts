@@ -117,20 +117,29 @@ function put(ctx: StoreContext, r: Reply, req: HttpRequest, url: string): void {
       ]);
     }, ctx.settings.bodyIdleTimeoutMs);
   };
+  /** One drain loop at a time, so the body reaches the writer in order. */
+  let feeding = false;
+  const take = (chunk: Uint8Array, last: boolean): boolean => {
+    const more = writer!.push(chunk);
+    if (last) {
+      ended = true;
+      if (idle) clearTimeout(idle);
+      void finish(writer!);
+    }
+    return more;
+  };
   const feed = async () => {
+    if (feeding) return;
+    feeding = true;
     while (writer && queue.length && !ended) {
       const { chunk, last } = queue.shift()!;
-      if (!writer.push(chunk)) {
+      if (!take(chunk, last)) {
         r.res.pause();
         await writer.drained();
         if (!r.aborted) r.res.resume();
       }
-      if (last) {
-        ended = true;
-        if (idle) clearTimeout(idle);
-        await finish(writer);
-      }
     }
+    feeding = false;
   };
   // A client that goes away (or half-closes: uWS then closes) leaves nothing behind.
   r.res.onAborted(() => {
@@ -144,10 +153,23 @@ function put(ctx: StoreContext, r: Reply, req: HttpRequest, url: string): void {
   if (size > 0) armIdle();
   r.res.onData((ab, isLast) => {
     if (ended) return;
+    if (size > 0 && !isLast) armIdle();
+    if (writer && !feeding && queue.length === 0) {
+      // The common case: the writer copies the bytes straight into its stripe (uWS reuses `ab`).
+      if (!take(new Uint8Array(ab), isLast) && !ended) {
+        feeding = true;
+        r.res.pause();
+        void writer.drained().then(() => {
+          feeding = false;
+          if (!r.aborted) r.res.resume();
+          void feed();
+        });
+      }
+      return;
+    }
     const chunk = new Uint8Array(ab.byteLength);
     chunk.set(new Uint8Array(ab));
     queue.push({ chunk, last: isLast });
-    if (size > 0 && !isLast) armIdle();
     void feed();
   });
   ObjectWriter.begin(ctx, { path: t.path, size, mime: mime || 'application/octet-stream', expectedMd5: md5Header ? md5Header.toLowerCase() : null }).then(

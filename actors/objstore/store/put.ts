@@ -171,6 +171,9 @@ export class ObjectWriter {
       await this.abort();
       throw conflictError(rec.path, c);
     }
+    // 201 means durable: wait for the record's commit to reach the disk (LMDB flushes commits
+    // of concurrent PUTs together: the group commit).
+    await this.ctx.meta.root.flushed;
     this.closed = true;
     this.ctx.pendingPaths.delete(this.req.path);
     return rec;
@@ -192,7 +195,10 @@ export class ObjectWriter {
       }),
     );
     if (results.every((r) => r.status === 'fulfilled')) await this.ctx.meta.intents.remove(this.id);
-    else this.ctx.log.warn({ objectId: this.id }, 'some slices of an aborted PUT could not be removed; the intent stays and boot clean-up retries');
+    else {
+      const why = results.flatMap((r) => (r.status === 'rejected' ? [String((r.reason as Error)?.message ?? r.reason)] : []));
+      this.ctx.log.warn({ objectId: this.id, why }, 'some slices of an aborted PUT could not be removed; the intent stays and boot clean-up retries');
+    }
   }
 
   private vol(id: number) {
