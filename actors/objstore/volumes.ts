@@ -121,7 +121,6 @@ export class Volumes {
       faults: rec.faults,
       createdAt: new Date(rec.createdAt).toISOString(),
       smartInfo: detail ? null : { available: false, reason: 'see GET /$/volumes/{id}' },
-      ...(detail ? {} : {}),
     };
   }
 

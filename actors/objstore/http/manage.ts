@@ -3,7 +3,6 @@
  * faults, block devices). Other endpoints of the spec answer 501 until they land.
  */
 import type { HttpRequest, HttpResponse } from '../../../runtime/http/uws.js';
-import { isObjectId } from '../../../protocols/objstore/object-id.js';
 import { isValidBucketName, parseTarget } from '../../../protocols/objstore/paths.js';
 import { listBlockDevices } from '../../volume/disks.js';
 import { DEFAULT_POLICY, type BucketPolicy } from '../metadata.js';
@@ -143,6 +142,5 @@ async function route(ctx: StoreContext, volumes: Volumes, r: Reply, method: stri
   if (LATER.has(top ?? '') || (top === 'volumes' && a !== undefined) || top === 'blockDevices' || (top === 'buckets' && a === 'stats')) {
     throw new StoreError(501, 'NOT_IMPLEMENTED', `${method} ${url} is not implemented in this version yet`);
   }
-  void isObjectId;
   throw new StoreError(404, 'NO_SUCH_ENDPOINT', `no management endpoint ${method} ${url}`);
 }
