@@ -9,6 +9,7 @@ import { handleManage } from './http/manage.js';
 import { handleObject } from './http/objects.js';
 import type { ObjstoreArgs, ObjstoreInfo, ObjstoreProtocol } from './messages.js';
 import { Metadata } from './metadata.js';
+import { BufferPool } from './store/buffers.js';
 import type { StoreContext } from './store/context.js';
 import { Volumes } from './volumes.js';
 import { attachDemoFiles, createDemoFiles, demoFiles } from './demo.js';
@@ -47,6 +48,7 @@ export default defineActor<ObjstoreProtocol, Live, ObjstoreArgs>({
       writable: () => volumes.writable(),
       runTask: (name, arg, transfer) => ctx.runTask(name, arg, transfer),
       pendingPaths: new Set(),
+      buffers: new BufferPool(),
     };
     await cleanUpIntents(store);
     const app = loadUws().App();

@@ -36,7 +36,11 @@ export default defineActor<VolumeProtocol, null, VolumeArgs>({
   handlers: {
     info: (_m, ctx) => vol(ctx).info(),
     create: (m, ctx) => vol(ctx).create(m, m.header),
-    append: (m, ctx) => vol(ctx).append(m, m.chunk, m.data),
+    async append(m, ctx) {
+      // The written chunk's buffer goes back (moved, not copied) so the writer can reuse it.
+      const buf = await vol(ctx).append(m, m.chunk, m.data);
+      return withTransfer(buf, [buf]);
+    },
     commit: (m, ctx) => vol(ctx).commit(m),
     abort: (m, ctx) => vol(ctx).abort(m),
     async read(m, ctx) {

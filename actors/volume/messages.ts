@@ -78,7 +78,8 @@ export interface ReadReply {
 export interface VolumeReplies {
   info: VolumeInfo;
   create: null;
-  append: null;
+  /** the chunk's own buffer, handed back (moved) once written, for the sender to reuse */
+  append: ArrayBuffer;
   /** bytes: size of the slice file on the disk (header, chunks and their CRCs). */
   commit: { bytes: number };
   abort: null;

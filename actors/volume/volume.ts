@@ -207,7 +207,8 @@ export class Volume {
     return null;
   }
 
-  async append(ref: SliceRef, chunk: number, data: ArrayBuffer): Promise<null> {
+  /** Write one chunk; on success the chunk's buffer is handed back for the sender to reuse. */
+  async append(ref: SliceRef, chunk: number, data: ArrayBuffer): Promise<ArrayBuffer> {
     if (this.readOnly) throw new ReplyError('READ_ONLY', `volume ${this.args.volumeId} is read-only`);
     const key = this.checkRef(ref);
     const w = this.writers.get(key);
@@ -228,7 +229,7 @@ export class Volume {
     });
     this.counters.writes++;
     this.counters.bytesWritten += len;
-    return null;
+    return data;
   }
 
   async commit(ref: SliceRef): Promise<{ bytes: number }> {

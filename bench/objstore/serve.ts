@@ -46,7 +46,7 @@ try {
     const fd = openSync(file, 'w');
     ftruncateSync(fd, Number(values['volume-mib']) * 1024 * 1024);
     closeSync(fd);
-    devices.push(sh('losetup', ['-f', '--show', file]));
+    devices.push(sh('losetup', ['-f', '--show', '--direct-io=on', file]));
   }
   system = await ActorSystem.start({ stateDir: join(dir, 'state'), logLevel: 'warn' });
   await system.start({ id: 'objstore.supervisor', children: [{ id: 'objstore', module: OBJSTORE_MODULE, args: objstoreArgs(join(dir, 'state'), { ioTimeoutMs: 10_000, bodyIdleTimeoutMs: 30_000, maxObjectBytes: 1024 ** 4 }, Number(values.port), '127.0.0.1') }] });

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { ActorRef } from '../../../runtime/index.js';
 import type { VolumeProtocol } from '../../volume/messages.js';
 import type { Metadata } from '../metadata.js';
+import type { BufferPool } from './buffers.js';
 
 export interface StoreSettings {
   ioTimeoutMs: number;
@@ -24,6 +25,8 @@ export interface StoreContext {
   runTask<R>(name: string, arg: unknown, transfer?: ArrayBuffer[]): Promise<R>;
   /** Paths with a PUT in progress (a second PUT to one of them is refused at once). */
   pendingPaths: Set<string>;
+  /** Stripe and chunk buffers, reused across PUTs. */
+  buffers: BufferPool;
 }
 
 /** A refusal with its HTTP status; the message names what was wrong. */

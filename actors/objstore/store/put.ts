@@ -60,7 +60,7 @@ export class ObjectWriter {
     this.id = id;
     this.g = g;
     this.volumes = volumes;
-    this.stripe = new Uint8Array(Math.max(1, g.stripeBytes));
+    this.stripe = new Uint8Array(ctx.buffers.take(Math.max(1, g.stripeBytes)));
   }
 
   /** Check the path, choose the layout and the volumes, record the intent, open the slices. */
@@ -213,7 +213,7 @@ export class ObjectWriter {
     this.md5.update(bytes);
     const full = this.stripe;
     const filled = this.filled;
-    this.stripe = new Uint8Array(this.g.stripeBytes);
+    this.stripe = new Uint8Array(this.ctx.buffers.take(this.g.stripeBytes));
     this.filled = 0;
     this.inflight++;
     const encoded = this.encode(s, full, filled);
@@ -262,20 +262,27 @@ export class ObjectWriter {
     return { data: r.data, parity: r.parity, shard };
   }
 
-  /** Send the stripe's chunks to their volumes now; the promise tells when all are written. */
+  /**
+   * Send the stripe's chunks to their volumes now (each copied into a pooled buffer that the
+   * volume hands back once written); the promise tells when all are written.
+   */
   private append(s: number, data: ArrayBuffer, parity: ArrayBuffer | null, shard: number): Promise<unknown> {
     const { k, m } = this.g;
+    const pool = this.ctx.buffers;
     const writes: Array<Promise<unknown>> = [];
+    const send = (index: number, from: ArrayBuffer, offset: number, len: number) => {
+      const chunk = pool.take(len);
+      new Uint8Array(chunk).set(new Uint8Array(from, offset, len));
+      const ref = this.vol(this.volumes[index]!);
+      writes.push(ref.request({ type: 'append', objectId: this.id, index, chunk: s, data: chunk }, { transfer: [chunk] }).then((back) => pool.give(back)));
+    };
     for (let i = 0; i < k; i++) {
       const len = dataChunkLength(this.g, s, i);
-      if (len === 0) continue;
-      const chunk = data.slice(i * shard, i * shard + len);
-      writes.push(this.vol(this.volumes[i]!).request({ type: 'append', objectId: this.id, index: i, chunk: s, data: chunk }, { transfer: [chunk] }));
+      if (len > 0) send(i, data, i * shard, len);
     }
-    for (let j = 0; j < m; j++) {
-      const chunk = parity!.slice(j * shard, (j + 1) * shard);
-      writes.push(this.vol(this.volumes[k + j]!).request({ type: 'append', objectId: this.id, index: k + j, chunk: s, data: chunk }, { transfer: [chunk] }));
-    }
+    for (let j = 0; j < m; j++) send(k + j, parity!, j * shard, shard);
+    pool.give(data);
+    pool.give(parity);
     return Promise.all(writes);
   }
 
