@@ -34,3 +34,16 @@ test('a burst of casts between actors on one thread is not lost to the mailbox l
   while (Date.now() < deadline && (n = await receiver.request({ type: 'get' })) < 2000) await new Promise((r) => setTimeout(r, 20));
   t.is(n, 2000);
 });
+
+test('an actor placed "with" another runs on its thread; with the other gone it takes its fallback', async (t) => {
+  const system = await startSystem(t, { groupThreads: 2 });
+  const shared = { mode: 'shared', group: 'g' } as const;
+  await system.start({ id: 'anchor', module: PROBE, placement: shared });
+  await system.start({ id: 'spread', module: PROBE, placement: shared });
+  await system.start({ id: 'buddy', module: PROBE, placement: { mode: 'with', actor: 'anchor', fallback: shared } });
+  const [anchor, spread, buddy] = await Promise.all(['anchor', 'spread', 'buddy'].map((id) => system.ref<ProbeProtocol>(id).request({ type: 'info' })));
+  t.not(anchor!.threadId, spread!.threadId, 'the group spreads by default');
+  t.is(buddy!.threadId, anchor!.threadId, 'the colocated actor shares the anchor\'s thread');
+  await system.start({ id: 'orphan', module: PROBE, placement: { mode: 'with', actor: 'nobody', fallback: { mode: 'dedicated' } } });
+  t.deepEqual(system.threadInfo().filter((th) => th.group === null).map((th) => th.actors), [['orphan']], 'no anchor: the fallback placement');
+});

@@ -186,3 +186,16 @@ test('choosePlacement: over groupSize (threads left from a larger setting) still
   const c = choosePlacement([th(1, 'g', 3), th(2, 'g', 1), th(3, 'g', 2)], { mode: 'shared', group: 'g' }, 2);
   t.deepEqual(c, { kind: 'existing', threadId: 2 });
 });
+
+test('choosePlacement "with": the anchor\'s live thread, else the fallback', (t) => {
+  const threads = [
+    { threadId: 1, group: 'g', actors: 3, alive: true },
+    { threadId: 2, group: 'g', actors: 0, alive: true },
+    { threadId: 3, group: 'g', actors: 1, alive: false },
+  ];
+  const fallback = { mode: 'shared', group: 'g' } as const;
+  const locate = (id: string) => ({ a: 1, dead: 3 } as Record<string, number>)[id] ?? null;
+  t.deepEqual(choosePlacement(threads, { mode: 'with', actor: 'a', fallback }, 2, locate), { kind: 'existing', threadId: 1 });
+  t.deepEqual(choosePlacement(threads, { mode: 'with', actor: 'dead', fallback }, 2, locate), { kind: 'existing', threadId: 2 }, 'anchor on a dead thread');
+  t.deepEqual(choosePlacement(threads, { mode: 'with', actor: 'missing', fallback: { mode: 'dedicated' } }, 2, locate), { kind: 'new', group: null });
+});

@@ -34,11 +34,17 @@ export type PlacementChoice = { kind: 'existing'; threadId: number } | { kind: '
 /**
  * Where to put a new actor.
  * - dedicated: always a new thread.
+ * - with: the thread of the named actor while it runs, else its fallback placement.
  * - shared: while the group has fewer than `groupSize` threads and every thread of it already
  *   hosts an actor, start a new thread (spread first); otherwise the least-loaded thread
  *   (lowest thread id on ties, so the choice is deterministic).
  */
-export function choosePlacement(threads: readonly ThreadLoad[], placement: Placement, groupSize: number): PlacementChoice {
+export function choosePlacement(threads: readonly ThreadLoad[], placement: Placement, groupSize: number, locate: (actor: string) => number | null = () => null): PlacementChoice {
+  if (placement.mode === 'with') {
+    const threadId = locate(placement.actor);
+    const alive = threadId !== null && threads.some((t) => t.threadId === threadId && t.alive);
+    return alive ? { kind: 'existing', threadId: threadId! } : choosePlacement(threads, placement.fallback, groupSize);
+  }
   if (placement.mode === 'dedicated') return { kind: 'new', group: null };
   const group = threads.filter((t) => t.alive && t.group === placement.group);
   const idle = group.filter((t) => t.actors === 0).sort((a, b) => a.threadId - b.threadId);

@@ -16,8 +16,13 @@ export type RestartType =
  * Where an actor runs.
  * - `dedicated`: a worker thread of its own (long-lived actors with heavy or latency-critical work).
  * - `shared`: one of the threads of a named group; many actors per thread (per-session, per-volume).
+ * - `with`: the thread of another, running actor (actors that must share thread-bound
+ *   resources such as sockets); if that actor is not running, the `fallback` placement.
  */
-export type Placement = { mode: 'dedicated' } | { mode: 'shared'; group: string };
+export type Placement =
+  | { mode: 'dedicated' }
+  | { mode: 'shared'; group: string }
+  | { mode: 'with'; actor: string; fallback: { mode: 'dedicated' } | { mode: 'shared'; group: string } };
 
 export interface BackoffSpec {
   initialMs: number;

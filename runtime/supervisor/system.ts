@@ -203,7 +203,7 @@ export class ActorSystem {
   private place(spec: ChildSpec): Promise<ThreadHandle> {
     const placement = spec.placement ?? { mode: 'dedicated' as const };
     const decide = async () => {
-      const choice = choosePlacement(this.threads.loads(), placement, this.opts.groupThreads ?? availableParallelism());
+      const choice = choosePlacement(this.threads.loads(), placement, this.opts.groupThreads ?? availableParallelism(), (id) => this.directory.get(id)?.threadId ?? null);
       const thread = choice.kind === 'existing' ? this.threads.get(choice.threadId)! : await this.threads.start(choice.group);
       thread.actors.add(spec.id);
       return thread;

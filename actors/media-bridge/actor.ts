@@ -1,0 +1,290 @@
+/**
+ * The media bridge front: the command WebSocket (port 3002 by default), the registry of
+ * sessions and which connection owns each, and the dispatch of commands to session actors.
+ * Commands of one connection are handled one after another, in the order they arrive.
+ */
+import { randomUUID } from 'node:crypto';
+import { defineActor, ActorError, type ActorContext } from '../../runtime/index.js';
+import { closeApp, listen, loadUws } from '../../runtime/http/uws.js';
+import { failure, parseCommand, type CommandFailure, type CommandReply } from '../../protocols/media/envelope.js';
+import { checkCommand, SESSIONLESS, type Command } from '../../protocols/media/commands.js';
+import { isWebRtcSdp } from '../../protocols/media/sdp/index.js';
+import { sessionActorId, type CommandOutcome, type SessionArgs, type SessionProtocol } from '../media-session/messages.js';
+import type { BridgeArgs, BridgeProtocol } from './messages.js';
+import { authorize } from './auth.js';
+import { commandsTotal, sessionsGauge } from './metrics.js';
+import type { WebSocket } from '@trufflesuite/uws-js-unofficial';
+
+interface Conn {
+  id: number;
+  ws: WebSocket<unknown> | null;
+  bound: string | null;
+  owned: Set<string>;
+  queue: Promise<void>;
+}
+
+interface SessionEntry {
+  id: string;
+  actor: string;
+  owner: Conn | null;
+  orphanTimer: NodeJS.Timeout | null;
+}
+
+type Ctx = ActorContext<null, BridgeArgs>;
+
+class Front {
+  readonly sessions = new Map<string, SessionEntry>();
+  private nextConn = 1;
+
+  constructor(private readonly ctx: Ctx) {}
+
+  private get a(): BridgeArgs {
+    return this.ctx.args;
+  }
+
+  open(ws: WebSocket<unknown>): Conn {
+    return { id: this.nextConn++, ws, bound: null, owned: new Set(), queue: Promise.resolve() };
+  }
+
+  message(conn: Conn, text: string): void {
+    conn.queue = conn.queue.then(async () => {
+      const reply = await this.handle(conn, text);
+      this.sendTo(conn, reply);
+    });
+  }
+
+  /** The connection dropped: its sessions live on as orphans until re-attached or timed out. */
+  closed(conn: Conn): void {
+    conn.ws = null;
+    for (const id of conn.owned) {
+      const s = this.sessions.get(id);
+      if (!s || s.owner !== conn) continue;
+      s.owner = null;
+      s.orphanTimer = this.ctx.setTimeout(() => {
+        this.ctx.log.info({ session: id }, 'orphaned session timed out: destroying it');
+        void this.destroy(s);
+      }, this.a.orphanTimeoutMs);
+    }
+  }
+
+  event(sessionId: string, event: string, data: Record<string, unknown>): void {
+    const s = this.sessions.get(sessionId);
+    if (s?.owner) this.sendTo(s.owner, { event, data });
+  }
+
+  private sendTo(conn: Conn, value: unknown): void {
+    if (!conn.ws) return;
+    try {
+      conn.ws.send(JSON.stringify(value), false);
+    } catch {
+      conn.ws = null; // closed under us: the close handler does the rest
+    }
+  }
+
+  private async handle(conn: Conn, text: string): Promise<CommandReply | CommandFailure> {
+    const parsed = parseCommand(text);
+    if (!parsed.ok) {
+      commandsTotal.inc({ method: 'invalid', outcome: parsed.reply.error.code });
+      return parsed.reply;
+    }
+    const { id, method, params } = parsed.request;
+    const checked = checkCommand(method, params, isWebRtcSdp);
+    if (!checked.ok) {
+      commandsTotal.inc({ method: 'invalid', outcome: checked.code });
+      return failure(id, checked.code, checked.message);
+    }
+    const command = checked.command;
+    let outcome: CommandOutcome;
+    try {
+      outcome = await this.run(conn, command);
+    } catch (err) {
+      this.ctx.log.error({ err, method: command.method }, 'command failed');
+      outcome = { ok: false, code: 'INTERNAL_ERROR', message: (err as Error).message };
+    }
+    commandsTotal.inc({ method: command.method, outcome: outcome.ok ? 'ok' : outcome.code });
+    return outcome.ok ? { id, result: outcome.result } : failure(id, outcome.code, outcome.message);
+  }
+
+  private async run(conn: Conn, command: Command): Promise<CommandOutcome> {
+    switch (command.method) {
+      case 'session.create':
+        return this.create(conn, command.params.colocate_with);
+      case 'session.attach':
+        return this.attach(conn, command.params.session_id);
+      default:
+        break;
+    }
+    if (SESSIONLESS.has(command.method)) throw new Error(`unhandled ${command.method}`);
+    const s = conn.bound ? this.sessions.get(conn.bound) : undefined;
+    if (!s || s.owner !== conn) {
+      conn.bound = null;
+      return { ok: false, code: 'NO_SESSION', message: 'no session is bound to this connection: send session.create or session.attach first' };
+    }
+    if (command.method === 'session.destroy') {
+      await this.destroy(s);
+      conn.bound = null;
+      return { ok: true, result: { session_id: s.id, destroyed: true } };
+    }
+    let targetActor: string | undefined;
+    if (command.method === 'endpoint.transfer') {
+      const target = this.sessions.get(command.params.target_session_id);
+      if (command.params.target_session_id !== s.id) {
+        if (!target) return { ok: false, code: 'SESSION_NOT_FOUND', message: `session ${command.params.target_session_id} does not exist` };
+        targetActor = target.actor;
+      }
+    }
+    return this.ask(s, command as Exclude<Command, { method: 'session.create' | 'session.attach' }>, targetActor);
+  }
+
+  private async ask(s: SessionEntry, command: Exclude<Command, { method: 'session.create' | 'session.attach' }>, targetActor?: string): Promise<CommandOutcome> {
+    try {
+      return await this.ctx.ref<SessionProtocol>(s.actor).request({ type: 'command', command, targetActor }, { timeoutMs: 15_000 });
+    } catch (err) {
+      if (err instanceof ActorError && (err.code === 'NO_SUCH_ACTOR' || err.code === 'ACTOR_CRASHED')) {
+        this.forget(s);
+        return { ok: false, code: 'SESSION_NOT_FOUND', message: `session ${s.id} has ended (its actor stopped: ${err.message})` };
+      }
+      throw err;
+    }
+  }
+
+  private async create(conn: Conn, colocateWith: string | undefined): Promise<CommandOutcome> {
+    if (this.sessions.size >= this.a.maxSessions) {
+      return { ok: false, code: 'LIMIT_EXCEEDED', message: `the bridge holds ${this.sessions.size} sessions; the limit is ${this.a.maxSessions}` };
+    }
+    let anchor: SessionEntry | undefined;
+    if (colocateWith !== undefined) {
+      anchor = this.sessions.get(colocateWith);
+      if (!anchor) return { ok: false, code: 'SESSION_NOT_FOUND', message: `colocate_with: session ${colocateWith} does not exist` };
+    }
+    const id = randomUUID();
+    const args: SessionArgs = {
+      sessionId: id,
+      bridge: this.ctx.id,
+      advertisedAddress: this.a.advertisedAddress,
+      family: this.a.advertisedAddress.includes(':') ? 'IP6' : 'IP4',
+      bindAddress: this.a.rtpBindAddress,
+      rtpPortMin: this.a.rtpPortMin,
+      rtpPortMax: this.a.rtpPortMax,
+      mediaTimeoutMs: this.a.mediaTimeoutMs,
+      maxEndpoints: this.a.maxEndpointsPerSession,
+      peerPolicy: this.a.peerPolicy,
+    };
+    const shared = { mode: 'shared' as const, group: 'media' };
+    await this.ctx.spawn({
+      id: sessionActorId(id),
+      module: this.a.sessionModule,
+      args,
+      restart: 'temporary',
+      shutdownMs: 2000,
+      placement: anchor ? { mode: 'with', actor: anchor.actor, fallback: shared } : shared,
+    });
+    const entry: SessionEntry = { id, actor: sessionActorId(id), owner: conn, orphanTimer: null };
+    this.sessions.set(id, entry);
+    sessionsGauge.set(this.sessions.size);
+    conn.owned.add(id);
+    conn.bound = id;
+    return { ok: true, result: { session_id: id } };
+  }
+
+  private attach(conn: Conn, sessionId: string): CommandOutcome {
+    const s = this.sessions.get(sessionId);
+    if (!s) return { ok: false, code: 'SESSION_NOT_FOUND', message: `session ${sessionId} does not exist (destroyed, or orphaned longer than ${this.a.orphanTimeoutMs} ms)` };
+    if (s.orphanTimer) clearTimeout(s.orphanTimer);
+    s.orphanTimer = null;
+    const previous = s.owner;
+    if (previous && previous !== conn) {
+      previous.owned.delete(sessionId);
+      if (previous.bound === sessionId) previous.bound = null;
+      this.sendTo(previous, { event: 'session.detached', data: { session_id: sessionId, reason: 'attached by another connection' } });
+    }
+    s.owner = conn;
+    conn.owned.add(sessionId);
+    conn.bound = sessionId;
+    return { ok: true, result: { session_id: sessionId, attached: true } };
+  }
+
+  private async destroy(s: SessionEntry): Promise<void> {
+    this.forget(s);
+    let lingering = false;
+    try {
+      const r = await this.ctx.ref<SessionProtocol>(s.actor).request({ type: 'command', command: { method: 'session.destroy', params: {} } }, { timeoutMs: 5000 });
+      lingering = r.ok && r.result.lingering === true;
+    } catch {
+      // already gone: nothing to destroy
+    }
+    if (!lingering) await this.ctx.stop(s.actor).catch(() => undefined);
+  }
+
+  private forget(s: SessionEntry): void {
+    if (s.orphanTimer) clearTimeout(s.orphanTimer);
+    s.orphanTimer = null;
+    if (s.owner) {
+      s.owner.owned.delete(s.id);
+      if (s.owner.bound === s.id) s.owner.bound = null;
+    }
+    s.owner = null;
+    this.sessions.delete(s.id);
+    sessionsGauge.set(this.sessions.size);
+  }
+
+  idle(sessionId: string): void {
+    void this.ctx.stop(sessionActorId(sessionId)).catch(() => undefined);
+  }
+}
+
+const fronts = new WeakMap<Ctx, Front>();
+const ports = new WeakMap<Ctx, number>();
+
+export default defineActor<BridgeProtocol, null, BridgeArgs>({
+  kind: 'media-bridge',
+  async init(ctx) {
+    const a = ctx.args;
+    const uws = loadUws();
+    const front = new Front(ctx);
+    fronts.set(ctx, front);
+    const conns = new Map<WebSocket<unknown>, Conn>();
+    const app = uws.App().ws('/*', {
+      maxPayloadLength: 256 * 1024,
+      idleTimeout: 120,
+      sendPingsAutomatically: true,
+      upgrade: (res, req, context) => {
+        const denied = authorize(a.token, req.getHeader('authorization'), req.getQuery('token') ?? '');
+        if (denied) {
+          res.writeStatus('401 Unauthorized').writeHeader('Content-Type', 'application/json').writeHeader('WWW-Authenticate', 'Bearer').end(JSON.stringify({ error: { code: 'UNAUTHORIZED', message: denied } }));
+          return;
+        }
+        res.upgrade({}, req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'), req.getHeader('sec-websocket-extensions'), context);
+      },
+      open: (ws) => {
+        conns.set(ws, front.open(ws));
+      },
+      message: (ws, message, isBinary) => {
+        const conn = conns.get(ws);
+        if (!conn) return;
+        if (isBinary) {
+          conn.queue = conn.queue.then(() => {
+            conn.ws?.send(JSON.stringify(failure(null, 'INVALID_REQUEST', 'commands are JSON text messages, not binary')), false);
+          });
+          return;
+        }
+        front.message(conn, Buffer.from(message).toString('utf8'));
+      },
+      close: (ws) => {
+        const conn = conns.get(ws);
+        conns.delete(ws);
+        if (conn) front.closed(conn);
+      },
+    });
+    const { socket, port } = await listen(app, a.host, a.port);
+    ports.set(ctx, port);
+    ctx.onCleanup(() => closeApp(app, socket));
+    ctx.log.info({ host: a.host, port, auth: a.token ? 'bearer' : 'none (loopback)' }, 'media bridge command channel listening');
+    return null;
+  },
+  handlers: {
+    event: (msg, ctx) => fronts.get(ctx)!.event(msg.sessionId, msg.event, msg.data),
+    sessionIdle: (msg, ctx) => fronts.get(ctx)!.idle(msg.sessionId),
+    info: (_msg, ctx) => ({ port: ports.get(ctx)!, sessions: fronts.get(ctx)!.sessions.size }),
+  },
+});

@@ -1,0 +1,35 @@
+/** What the bridge front accepts from session actors: events for the owning connection. */
+import type { Protocol } from '../../runtime/index.js';
+
+export type BridgeMsg =
+  | { type: 'event'; sessionId: string; event: string; data: Record<string, unknown> }
+  /** A session that lingered only to relay sockets has let go of its last one. */
+  | { type: 'sessionIdle'; sessionId: string }
+  /** The bound port (tests listen on port 0) and the number of sessions. */
+  | { type: 'info' };
+
+export interface BridgeReplies {
+  info: { port: number; sessions: number };
+}
+
+export type BridgeProtocol = Protocol<BridgeMsg, BridgeReplies>;
+
+export const BRIDGE_ID = 'media.bridge';
+
+export interface BridgeArgs {
+  host: string;
+  port: number;
+  token: string | null;
+  /** Address put in SDP (c=) for peers to send to. */
+  advertisedAddress: string;
+  /** Address the RTP sockets bind to. */
+  rtpBindAddress: string;
+  rtpPortMin: number;
+  rtpPortMax: number;
+  mediaTimeoutMs: number;
+  orphanTimeoutMs: number;
+  maxEndpointsPerSession: number;
+  maxSessions: number;
+  peerPolicy: 'strict' | 'address' | 'latch';
+  sessionModule: string;
+}

@@ -1,0 +1,16 @@
+/** Prometheus metrics of the bridge front (merged with every thread's at /metrics). */
+import client from 'prom-client';
+
+export const commandsTotal = new client.Counter({
+  name: 'mediabridge_commands_total',
+  help: 'Commands handled, by method and outcome (ok or the error code)',
+  labelNames: ['method', 'outcome'],
+});
+
+export const sessionsGauge = new client.Gauge({ name: 'mediabridge_sessions', help: 'Sessions in the registry (bound or orphaned)' });
+
+/** Named by the spec (WebRTC ice_restart rule 1); WebRTC endpoints arrive in a later issue. */
+export const iceRestartConflicts = new client.Counter({
+  name: 'mediabridge_webrtc_ice_restart_conflicts',
+  help: 'ICE restarts refused because the endpoint already had an unanswered offer',
+});

@@ -1,0 +1,71 @@
+/**
+ * The session actor: one per media session, many per thread (placement group `media`). It
+ * owns the session's endpoints and the UDP sockets they opened on this thread; events go to
+ * the bridge front, which pushes them to the connection that owns the session. A crash or a
+ * stop closes every socket; sessions are not restored after a restart (sockets and peers
+ * cannot be), so the actor is `temporary` and keeps no checkpoint.
+ */
+import { defineActor, type ActorContext } from '../../runtime/index.js';
+import type { BridgeProtocol } from '../media-bridge/messages.js';
+import type { SessionArgs, SessionProtocol } from './messages.js';
+import { Session } from './session.js';
+import { packetsCounter } from './metrics.js';
+
+type Ctx = ActorContext<null, SessionArgs>;
+
+const sessions = new WeakMap<Ctx, Session>();
+const get = (ctx: Ctx) => sessions.get(ctx)!;
+
+function copy(data: Uint8Array): ArrayBuffer {
+  const ab = new ArrayBuffer(data.byteLength);
+  new Uint8Array(ab).set(data);
+  return ab;
+}
+
+export default defineActor<SessionProtocol, null, SessionArgs>({
+  kind: 'media-session',
+  init(ctx) {
+    const bridge = ctx.ref<BridgeProtocol>(ctx.args.bridge);
+    const sessionId = ctx.args.sessionId;
+    const session = new Session(ctx.args, {
+      actorId: ctx.id,
+      emit: (event, data) => bridge.send({ type: 'event', sessionId, event, data: { session_id: sessionId, ...data } }),
+      adoptElsewhere: (target, snapshot) => ctx.ref<SessionProtocol>(target).request({ type: 'adopt', snapshot, from: ctx.id }, { timeoutMs: 5000 }),
+      relayIn: (target, endpointId, data, address, port, rtcp) => {
+        const ab = copy(data);
+        ctx.ref<SessionProtocol>(target).send({ type: 'relayIn', endpointId, data: ab, address, port, rtcp }, { transfer: [ab] });
+      },
+      relayOut: (home, endpointId, data, address, port, rtcp) => {
+        const ab = copy(data);
+        ctx.ref<SessionProtocol>(home).send({ type: 'relayOut', endpointId, data: ab, address, port, rtcp }, { transfer: [ab] });
+      },
+      relayRetarget: (home, endpointId, to) => ctx.ref<SessionProtocol>(home).send({ type: 'relayRetarget', endpointId, to }),
+      relayClose: (home, endpointId, closeSockets) => ctx.ref<SessionProtocol>(home).send({ type: 'relayClose', endpointId, closeSockets }),
+      setTimeout: (fn, ms) => ctx.setTimeout(fn, ms),
+      setInterval: (fn, ms) => ctx.setInterval(fn, ms),
+      countPacket: (kind) => packetsCounter.inc({ kind }),
+    });
+    sessions.set(ctx, session);
+    ctx.onCleanup(() => session.close());
+    return null;
+  },
+  handlers: {
+    command: (msg, ctx) => get(ctx).command(msg.command, msg.targetActor),
+    adopt: (msg, ctx) => get(ctx).adopt(msg.snapshot, msg.from),
+    relayIn: (msg, ctx) => get(ctx).relayedIn(msg.endpointId, new Uint8Array(msg.data), msg.address, msg.port, msg.rtcp),
+    relayOut: (msg, ctx) => {
+      const r = get(ctx).relays.get(msg.endpointId);
+      r?.sockets.send(new Uint8Array(msg.data), msg.address, msg.port, msg.rtcp);
+    },
+    relayRetarget: (msg, ctx) => {
+      const r = get(ctx).relays.get(msg.endpointId);
+      if (r) r.target = msg.to;
+    },
+    relayClose: (msg, ctx) => {
+      const s = get(ctx);
+      if (s.relayClosed(msg.endpointId, msg.closeSockets) && s.destroyed) {
+        ctx.ref<BridgeProtocol>(ctx.args.bridge).send({ type: 'sessionIdle', sessionId: ctx.args.sessionId });
+      }
+    },
+  },
+});

@@ -1,0 +1,400 @@
+/**
+ * A plain RTP or SDES-SRTP endpoint: its sockets (local, or relayed from the thread that
+ * opened them), its negotiation, SRTP contexts, inbound checks (peer policy, SRTP, state) and
+ * outbound packets. Routing is the session's; this class knows one leg.
+ */
+import { randomBytes, randomInt } from 'node:crypto';
+import { threadId } from 'node:worker_threads';
+import type { Direction } from '../../protocols/media/types.js';
+import { answerOffer, answerReinvite, acceptAnswer, createOffer, createRekeyOffer, type LocalMedia, type Negotiated, type PendingOffer } from '../../protocols/media/sdp/index.js';
+import { SrtpReceiveContext, SrtpReceiver, SrtpSendContext } from '../../protocols/media/srtp/index.js';
+import { isRtcpPacket, parseRtp, writeRtpHeader, type RtpHeader } from '../../protocols/media/rtp.js';
+import { buildReceiverReport, buildSenderReport, newReceiveStats, parseRtcp, reportBlockFor, updateReceiveStats, type ReceiveStats } from '../../protocols/media/rtcp.js';
+import { newOutbound, type OutboundState, type Stamp } from '../../protocols/media/outbound.js';
+import { intersectDirections } from '../../protocols/media/routing.js';
+import type { SocketPair } from './sockets.js';
+import type { RtpEndpointSnapshot, RtpState } from './snapshot.js';
+
+export type Outcome<T> = { ok: true; value: T } | { ok: false; message: string };
+
+/** The session's face for its RTP endpoints. */
+export interface RtpHost {
+  readonly actorId: string;
+  readonly peerPolicy: 'strict' | 'address' | 'latch';
+  readonly mediaTimeoutMs: number;
+  stateChanged(ep: RtpEndpoint, previous: RtpState): void;
+  media(ep: RtpEndpoint, header: RtpHeader, payload: Uint8Array): void;
+  relayOut(ep: RtpEndpoint, data: Uint8Array, address: string, port: number, rtcp: boolean): void;
+}
+
+const COUNTERS = ['packetsIn', 'bytesIn', 'packetsOut', 'bytesOut', 'srtpAuthFailures', 'srtpReplays', 'policyDrops', 'malformed', 'rtcpIn', 'rtcpOut', 'notSourceDrops'] as const;
+export type CounterName = (typeof COUNTERS)[number];
+
+export class RtpEndpoint {
+  readonly type = 'rtp' as const;
+  state: RtpState;
+  requestedDirection: Direction;
+  override: Direction | null;
+  local: LocalMedia;
+  negotiated: Negotiated | null;
+  pending: PendingOffer | null;
+  latched: { address: string; port: number } | null;
+  lastPacketAt: number | null;
+  negotiatedAt: number | null;
+  timedOut: boolean;
+  outbound: OutboundState;
+  counters: Record<CounterName, number>;
+  home: { actor: string; threadId: number };
+  /** Local sockets, or null when they stayed on another thread (media is relayed). */
+  sockets: SocketPair | null;
+  private send: SrtpSendContext | null;
+  private recv: SrtpReceiver | null;
+  private stats: ReceiveStats | null = null;
+  private remoteSsrc: number | null = null;
+  private lastSr: { ntpMid: number; at: number } | null = null;
+  private header = Buffer.alloc(12);
+
+  constructor(readonly id: string, private readonly host: RtpHost, s: RtpEndpointSnapshot, sockets: SocketPair | null) {
+    this.state = s.state;
+    this.requestedDirection = s.requestedDirection;
+    this.override = s.override;
+    this.local = s.local;
+    this.negotiated = s.negotiated;
+    this.pending = s.pending;
+    this.latched = s.latched;
+    this.lastPacketAt = s.lastPacketAt;
+    this.negotiatedAt = s.negotiatedAt;
+    this.timedOut = s.timedOut;
+    this.outbound = s.outbound;
+    this.counters = { ...Object.fromEntries(COUNTERS.map((c) => [c, 0])), ...s.counters } as Record<CounterName, number>;
+    this.home = s.home;
+    this.send = s.srtpSend ? SrtpSendContext.restore(s.srtpSend) : null;
+    this.recv = s.srtpRecv ? SrtpReceiver.restore(s.srtpRecv) : null;
+    this.sockets = sockets;
+    if (sockets) this.attach(sockets);
+  }
+
+  /** A fresh endpoint on freshly opened local sockets. */
+  static fresh(id: string, host: RtpHost, local: LocalMedia, sockets: SocketPair, direction: Direction): RtpEndpoint {
+    const snapshot: RtpEndpointSnapshot = {
+      kind: 'rtp',
+      id,
+      state: 'new',
+      requestedDirection: direction,
+      override: null,
+      local,
+      negotiated: null,
+      pending: null,
+      srtpSend: null,
+      srtpRecv: null,
+      outbound: newOutbound(randomInt(1, 0xffffffff), randomInt(0, 0x10000), randomInt(0, 0xffffffff)),
+      latched: null,
+      lastPacketAt: null,
+      negotiatedAt: null,
+      timedOut: false,
+      counters: {},
+      home: { actor: host.actorId, threadId },
+    };
+    return new RtpEndpoint(id, host, snapshot, sockets);
+  }
+
+  attach(sockets: SocketPair): void {
+    this.sockets = sockets;
+    this.home = { actor: this.host.actorId, threadId };
+    sockets.onPacket = (data, address, port, rtcp) => this.receive(data, address, port, rtcp);
+  }
+
+  /** Direction in force: the manual override, else what SDP negotiated (peer's point of view). */
+  get direction(): Direction {
+    return this.override ?? this.negotiated?.peerDirection ?? this.requestedDirection;
+  }
+
+  get secure(): boolean {
+    return this.negotiated?.secure ?? false;
+  }
+
+  // ---- negotiation -------------------------------------------------------------------------
+
+  private newKey = (): Uint8Array => randomBytes(30);
+
+  fromOffer(sdp: string): Outcome<string> {
+    const r = answerOffer(sdp, { local: this.local, direction: this.requestedDirection, newKey: this.newKey });
+    if (!r.ok) return { ok: false, message: r.error };
+    this.commit(r.value.negotiated);
+    return { ok: true, value: r.value.sdp };
+  }
+
+  createOffer(o: { srtp: boolean; srtpOptional: boolean; codecs?: readonly import('../../protocols/media/types.js').CodecName[] }): Outcome<string> {
+    const r = createOffer({ local: this.local, direction: this.requestedDirection, srtp: o.srtp, srtpOptional: o.srtpOptional, codecs: o.codecs, newKey: this.newKey });
+    if (!r.ok) return { ok: false, message: r.error };
+    this.pending = r.value;
+    return { ok: true, value: r.value.sdp };
+  }
+
+  acceptAnswer(sdp: string, now: number): Outcome<null> {
+    if (!this.pending) return { ok: false, message: `endpoint ${this.id} has no outstanding offer to answer` };
+    const r = acceptAnswer(this.pending, sdp);
+    if (!r.ok) return { ok: false, message: r.error };
+    if (this.negotiated?.secure && !r.value.secure) return { ok: false, message: 'the answer would downgrade a secure endpoint to plain RTP' };
+    const previous = this.negotiated;
+    this.pending = null;
+    this.commit(r.value, previous, now);
+    return { ok: true, value: null };
+  }
+
+  reinvite(sdp: string, now: number): Outcome<string> {
+    if (!this.negotiated) return { ok: false, message: `endpoint ${this.id} has no established negotiation to re-invite` };
+    if (this.pending) return { ok: false, message: `endpoint ${this.id} has an unanswered offer; accept its answer first` };
+    this.local = { ...this.local, sessionVersion: this.local.sessionVersion + 1 };
+    const r = answerReinvite(this.negotiated, sdp, { local: this.local, direction: this.requestedDirection, newKey: this.newKey });
+    if (!r.ok) {
+      this.local = { ...this.local, sessionVersion: this.local.sessionVersion - 1 };
+      return { ok: false, message: r.error };
+    }
+    const { negotiated, changes } = r.value;
+    if (changes.recvKeyChanged && negotiated.recvKey && this.recv) {
+      this.recv.rekey(new SrtpReceiveContext(negotiated.recvKey.suite, negotiated.recvKey.keySalt), now);
+    } else if (changes.resetReceiveState && this.recv) {
+      this.recv.resetReplay();
+    }
+    this.negotiated = negotiated;
+    if (changes.remote) this.latched = null;
+    this.remoteSsrc = null;
+    this.stats = null;
+    this.timedOut = false;
+    this.negotiatedAt = now;
+    return { ok: true, value: r.value.sdp };
+  }
+
+  rekey(): Outcome<string> {
+    if (!this.negotiated) return { ok: false, message: `endpoint ${this.id} is not negotiated yet` };
+    if (!this.negotiated.secure) return { ok: false, message: `endpoint ${this.id} uses plain RTP; there is no SRTP key to renew` };
+    if (this.pending) return { ok: false, message: `endpoint ${this.id} has an unanswered offer` };
+    this.local = { ...this.local, sessionVersion: this.local.sessionVersion + 1 };
+    const r = createRekeyOffer(this.negotiated, { local: this.local, direction: this.requestedDirection, newKey: this.newKey });
+    if (!r.ok) return { ok: false, message: r.error };
+    this.pending = r.value;
+    return { ok: true, value: r.value.sdp };
+  }
+
+  /** Install a negotiation; SRTP contexts follow the keys (same key: contexts kept, rule 9). */
+  private commit(n: Negotiated, previous: Negotiated | null = null, now = Date.now()): void {
+    if (n.sendKey) {
+      const same = previous?.sendKey && sameKey(previous.sendKey.keySalt, n.sendKey.keySalt);
+      if (!same || !this.send) this.send = new SrtpSendContext(n.sendKey.suite, n.sendKey.keySalt);
+    } else this.send = null;
+    if (n.recvKey) {
+      const same = previous?.recvKey && sameKey(previous.recvKey.keySalt, n.recvKey.keySalt);
+      if (!this.recv) this.recv = new SrtpReceiver(new SrtpReceiveContext(n.recvKey.suite, n.recvKey.keySalt));
+      else if (!same) this.recv.rekey(new SrtpReceiveContext(n.recvKey.suite, n.recvKey.keySalt), now);
+    } else this.recv = null;
+    this.negotiated = n;
+    this.negotiatedAt = now;
+    this.timedOut = false;
+  }
+
+  // ---- inbound -----------------------------------------------------------------------------
+
+  receive(data: Uint8Array, address: string, port: number, rtcp: boolean): void {
+    const n = this.negotiated;
+    if (!n) {
+      this.counters.policyDrops++;
+      return;
+    }
+    if (!this.allowed(n, address, port, rtcp)) {
+      this.counters.policyDrops++;
+      return;
+    }
+    const now = Date.now();
+    if (rtcp || (n.remote.rtcpMux && isRtcpPacket(data))) return this.receiveRtcp(data, now);
+    let packet: Uint8Array = data;
+    if (this.recv) {
+      const r = this.recv.unprotectRtp(data, now);
+      if (typeof r === 'string') {
+        if (r === 'auth') this.counters.srtpAuthFailures++;
+        else if (r === 'replay' || r === 'too-old') this.counters.srtpReplays++;
+        else this.counters.malformed++;
+        return;
+      }
+      packet = r;
+    }
+    const h = parseRtp(packet);
+    if (!h) {
+      this.counters.malformed++;
+      return;
+    }
+    if (this.host.peerPolicy === 'latch') this.latched = { address, port };
+    this.counters.packetsIn++;
+    this.counters.bytesIn += packet.length;
+    this.lastPacketAt = now;
+    this.timedOut = false;
+    if (this.remoteSsrc !== h.ssrc || !this.stats) {
+      this.remoteSsrc = h.ssrc;
+      this.stats = newReceiveStats(h.sequenceNumber);
+    }
+    const clock = n.sendCodec.clockRate;
+    updateReceiveStats(this.stats, h.sequenceNumber, h.timestamp, Math.round((now * clock) / 1000));
+    if (this.state !== 'connected') this.setState('connected');
+    this.host.media(this, h, packet.subarray(h.headerLength, h.headerLength + h.payloadLength));
+  }
+
+  private allowed(n: Negotiated, address: string, port: number, rtcp: boolean): boolean {
+    const policy = this.host.peerPolicy;
+    if (policy === 'latch') return true;
+    const wantAddress = rtcp ? n.remote.rtcpAddress : n.remote.address;
+    if (!sameAddress(address, wantAddress)) return false;
+    if (policy === 'address') return true;
+    return port === (rtcp ? n.remote.rtcpPort : n.remote.port);
+  }
+
+  private receiveRtcp(data: Uint8Array, now: number): void {
+    let packet: Uint8Array = data;
+    if (this.recv) {
+      const r = this.recv.unprotectRtcp(data, now);
+      if (typeof r === 'string') {
+        if (r === 'auth') this.counters.srtpAuthFailures++;
+        else this.counters.srtpReplays++;
+        return;
+      }
+      packet = r;
+    }
+    const parsed = parseRtcp(packet);
+    if (!parsed) {
+      this.counters.malformed++;
+      return;
+    }
+    this.counters.rtcpIn++;
+    for (const p of parsed) {
+      if (p.type === 'sr') this.lastSr = { ntpMid: ((p.ntpMsw & 0xffff) << 16 | (p.ntpLsw >>> 16)) >>> 0, at: now };
+    }
+  }
+
+  setState(next: RtpState): void {
+    if (next === this.state) return;
+    const previous = this.state;
+    this.state = next;
+    this.host.stateChanged(this, previous);
+  }
+
+  /** Called about once a second: true when media has just timed out. */
+  checkTimeout(now: number): boolean {
+    if (!this.negotiated || this.timedOut || this.direction === 'inactive' || this.direction === 'recvonly') return false;
+    const since = Math.max(this.lastPacketAt ?? 0, this.negotiatedAt ?? 0);
+    if (now - since < this.host.mediaTimeoutMs) return false;
+    this.timedOut = true;
+    if (this.state === 'connected') this.setState('disconnected');
+    return true;
+  }
+
+  // ---- outbound ----------------------------------------------------------------------------
+
+  /** Send one RTP packet with our SSRC and the given stamp and payload type. */
+  sendRtp(pt: number, stamp: Stamp, payload: Uint8Array): void {
+    const n = this.negotiated;
+    if (!n) return;
+    writeRtpHeader(this.header, { marker: stamp.marker, payloadType: pt, sequenceNumber: stamp.seq, timestamp: stamp.ts, ssrc: this.outbound.ssrc });
+    let packet: Uint8Array = Buffer.concat([this.header, payload]);
+    if (this.send) packet = this.send.protectRtp(packet);
+    this.counters.packetsOut++;
+    this.counters.bytesOut += payload.length;
+    this.outbound.octets += payload.length;
+    this.transmit(packet, false);
+  }
+
+  /** One RTCP report (SR once we have sent, else RR), with a block for the peer's stream. */
+  sendReport(now: number): void {
+    const n = this.negotiated;
+    if (!n || this.direction === 'inactive') return;
+    const reports = [];
+    if (this.stats && this.remoteSsrc !== null) {
+      const lsr = this.lastSr?.ntpMid ?? 0;
+      const dlsr = this.lastSr ? Math.round(((now - this.lastSr.at) / 1000) * 65536) : 0;
+      reports.push(reportBlockFor(this.stats, this.remoteSsrc, lsr, dlsr));
+    }
+    const ntpSeconds = Math.floor(now / 1000) + 2_208_988_800;
+    const ntpFrac = Math.floor(((now % 1000) / 1000) * 0x100000000);
+    let packet: Uint8Array =
+      this.outbound.packets > 0
+        ? buildSenderReport({
+            ssrc: this.outbound.ssrc,
+            ntpMsw: ntpSeconds >>> 0,
+            ntpLsw: ntpFrac >>> 0,
+            rtpTimestamp: this.outbound.lastTs ?? 0,
+            packetCount: this.outbound.packets >>> 0,
+            octetCount: this.outbound.octets >>> 0,
+            reports,
+          })
+        : buildReceiverReport({ ssrc: this.outbound.ssrc, reports });
+    if (this.send) packet = this.send.protectRtcp(packet);
+    this.counters.rtcpOut++;
+    this.transmit(packet, true);
+  }
+
+  private transmit(packet: Uint8Array, rtcp: boolean): void {
+    const n = this.negotiated!;
+    let address = rtcp ? n.remote.rtcpAddress : n.remote.address;
+    let port = rtcp && !n.remote.rtcpMux ? n.remote.rtcpPort : n.remote.port;
+    if (this.latched && !rtcp) ({ address, port } = this.latched);
+    if (port === 0 || address === '0.0.0.0' || address === '::') return;
+    const viaRtcpSocket = rtcp && !n.remote.rtcpMux;
+    if (this.sockets) this.sockets.send(packet, address, port, viaRtcpSocket);
+    else this.host.relayOut(this, packet, address, port, viaRtcpSocket);
+  }
+
+  // ---- moving and closing ------------------------------------------------------------------
+
+  snapshot(): RtpEndpointSnapshot {
+    return {
+      kind: 'rtp',
+      id: this.id,
+      state: this.state,
+      requestedDirection: this.requestedDirection,
+      override: this.override,
+      local: this.local,
+      negotiated: this.negotiated,
+      pending: this.pending,
+      srtpSend: this.send?.snapshot() ?? null,
+      srtpRecv: this.recv?.snapshot() ?? null,
+      outbound: { ...this.outbound },
+      latched: this.latched,
+      lastPacketAt: this.lastPacketAt,
+      negotiatedAt: this.negotiatedAt,
+      timedOut: this.timedOut,
+      counters: { ...this.counters },
+      home: this.home,
+    };
+  }
+
+  info(): Record<string, unknown> {
+    const n = this.negotiated;
+    return {
+      endpoint_id: this.id,
+      type: 'rtp',
+      state: this.state,
+      direction: this.direction,
+      direction_mode: this.override ? 'manual' : 'auto',
+      sdp_direction: n?.peerDirection ?? null,
+      secure: this.secure,
+      local: { address: this.local.address, rtp_port: this.local.port, rtcp_port: this.local.rtcpPort },
+      remote: n ? { address: n.remote.address, rtp_port: n.remote.port, rtcp_port: n.remote.rtcpPort, rtcp_mux: n.remote.rtcpMux } : null,
+      send_codec: n ? { name: n.sendCodec.name, payload_type: n.sendCodec.pt, clock_rate: n.sendCodec.clockRate } : null,
+      telephone_event_pt: n?.telephoneEvent?.pt ?? null,
+      offer_pending: this.pending !== null,
+      ssrc: this.outbound.ssrc,
+      relayed: this.sockets === null,
+      counters: { ...this.counters },
+    };
+  }
+}
+
+function sameKey(a: Uint8Array, b: Uint8Array): boolean {
+  return Buffer.from(a).equals(Buffer.from(b));
+}
+
+function sameAddress(a: string, b: string): boolean {
+  if (a === b) return true;
+  const strip = (x: string) => (x.startsWith('::ffff:') ? x.slice(7) : x).toLowerCase();
+  return strip(a) === strip(b);
+}
+
+export { intersectDirections };

@@ -1,0 +1,469 @@
+/**
+ * One media session: its endpoints, the routing plan between them, the 20 ms media clock for
+ * mixing and tones, and the endpoint commands. The actor (actor.ts) wraps it; this class
+ * holds no actor machinery beyond the `SessionEnv` it is given.
+ */
+import { randomUUID } from 'node:crypto';
+import { threadId } from 'node:worker_threads';
+import type { Command } from '../../protocols/media/commands.js';
+import { routingPlan, type Route, type RouteNode } from '../../protocols/media/routing.js';
+import { stampEvent, stampForwarded, stampGenerated } from '../../protocols/media/outbound.js';
+import type { RtpHeader } from '../../protocols/media/rtp.js';
+import type { CodecName } from '../../protocols/media/types.js';
+import { rtpTimestampIncrement } from './codecs.js';
+import { Mixer, type MixSource } from './mixer.js';
+import { RtpEndpoint, type RtpHost } from './rtp-endpoint.js';
+import { shelf, SocketPair } from './sockets.js';
+import { ToneEndpoint } from './tone-endpoint.js';
+import { markReported, mediaTimeouts, reportCounters, toneFinished, transfers } from './metrics.js';
+import type { CommandOutcome, SessionArgs } from './messages.js';
+import type { EndpointSnapshot, RtpState } from './snapshot.js';
+
+export type Endpoint = RtpEndpoint | ToneEndpoint;
+type SessionCommand = Exclude<Command, { method: 'session.create' | 'session.attach' }>;
+
+/** What the session needs from its actor. */
+export interface SessionEnv {
+  actorId: string;
+  emit(event: string, data: Record<string, unknown>): void;
+  /** Move an endpoint to another session actor; resolves with its answer. */
+  adoptElsewhere(target: string, snapshot: EndpointSnapshot): Promise<CommandOutcome>;
+  relayIn(target: string, endpointId: string, data: Uint8Array, address: string, port: number, rtcp: boolean): void;
+  relayOut(home: string, endpointId: string, data: Uint8Array, address: string, port: number, rtcp: boolean): void;
+  relayRetarget(home: string, endpointId: string, to: string): void;
+  relayClose(home: string, endpointId: string, closeSockets: boolean): void;
+  setTimeout(fn: () => void, ms: number): NodeJS.Timeout;
+  setInterval(fn: () => void, ms: number): NodeJS.Timeout;
+  countPacket(kind: 'forwarded' | 'mixed' | 'tone'): void;
+}
+
+const ok = (result: Record<string, unknown> = {}): CommandOutcome => ({ ok: true, result });
+const fail = (code: Extract<CommandOutcome, { ok: false }>['code'], message: string): CommandOutcome => ({ ok: false, code, message });
+
+export class Session implements RtpHost {
+  readonly endpoints = new Map<string, Endpoint>();
+  /** Sockets of endpoints that moved to a session on another thread: we relay their media. */
+  readonly relays = new Map<string, { sockets: SocketPair; target: string }>();
+  destroyed = false;
+  private plan = new Map<string, Route>();
+  private destinationsOf = new Map<string, string[]>();
+  private mixer = new Mixer();
+  private clock: NodeJS.Timeout | null = null;
+  private nextTickAt = 0;
+  private sessionVersion = 1;
+  readonly createdAt = Date.now();
+
+  constructor(
+    readonly args: SessionArgs,
+    private readonly env: SessionEnv,
+  ) {
+    env.setInterval(() => this.housekeeping(), 1000);
+  }
+
+  get actorId(): string {
+    return this.env.actorId;
+  }
+  get peerPolicy() {
+    return this.args.peerPolicy;
+  }
+  get mediaTimeoutMs() {
+    return this.args.mediaTimeoutMs;
+  }
+
+  // ---- commands ----------------------------------------------------------------------------
+
+  async command(c: SessionCommand, targetActor?: string): Promise<CommandOutcome> {
+    switch (c.method) {
+      case 'session.info':
+        return ok(this.info());
+      case 'endpoint.rtp.create_from_offer': {
+        const made = await this.newRtp(c.params.direction);
+        if (!made.ok) return made.outcome;
+        const r = made.ep.fromOffer(c.params.sdp);
+        if (!r.ok) return this.discard(made.ep, r.message);
+        this.add(made.ep);
+        return ok({ endpoint_id: made.ep.id, sdp_answer: r.value });
+      }
+      case 'endpoint.rtp.create_offer': {
+        const made = await this.newRtp(c.params.direction);
+        if (!made.ok) return made.outcome;
+        const r = made.ep.createOffer({ srtp: c.params.srtp, srtpOptional: c.params.srtp_optional, codecs: c.params.codecs });
+        if (!r.ok) return this.discard(made.ep, r.message);
+        this.add(made.ep);
+        return ok({ endpoint_id: made.ep.id, sdp_offer: r.value });
+      }
+      case 'endpoint.accept_answer':
+      case 'endpoint.rtp.accept_answer': {
+        const ep = this.rtp(c.params.endpoint_id);
+        if (!ep.ok) return ep.outcome;
+        if ('offer_generation' in c.params && c.params.offer_generation !== undefined) return fail('INVALID_PARAMS', 'offer_generation applies to WebRTC endpoints; this is an RTP endpoint');
+        const r = ep.ep.acceptAnswer(c.params.sdp, Date.now());
+        if (!r.ok) return fail('ENDPOINT_ERROR', r.message);
+        this.replan();
+        return ok();
+      }
+      case 'endpoint.rtp.reinvite': {
+        const ep = this.rtp(c.params.endpoint_id);
+        if (!ep.ok) return ep.outcome;
+        const r = ep.ep.reinvite(c.params.sdp, Date.now());
+        if (!r.ok) return fail('ENDPOINT_ERROR', r.message);
+        this.replan();
+        return ok({ sdp_answer: r.value });
+      }
+      case 'endpoint.rtp.srtp_rekey': {
+        const ep = this.rtp(c.params.endpoint_id);
+        if (!ep.ok) return ep.outcome;
+        const r = ep.ep.rekey();
+        return r.ok ? ok({ sdp: r.value }) : fail('ENDPOINT_ERROR', r.message);
+      }
+      case 'endpoint.create_tone': {
+        if (this.endpoints.size >= this.args.maxEndpoints) return this.full();
+        const { tone, frequency, duration_ms } = c.params;
+        const ep = new ToneEndpoint(randomUUID(), tone, frequency, duration_ms, Date.now());
+        this.add(ep);
+        return ok({ endpoint_id: ep.id, tone });
+      }
+      case 'endpoint.update_direction': {
+        const ep = this.endpoints.get(c.params.endpoint_id);
+        if (!ep) return this.noEndpoint(c.params.endpoint_id);
+        const d = c.params.direction;
+        if (ep.type === 'tone' && d !== 'auto' && d !== 'sendonly' && d !== 'inactive') {
+          return fail('INVALID_PARAMS', `a tone endpoint only sends: direction must be sendonly, inactive or auto; got ${d}`);
+        }
+        ep.override = d === 'auto' ? null : d;
+        this.replan();
+        return ok();
+      }
+      case 'endpoint.remove': {
+        const ep = this.endpoints.get(c.params.endpoint_id);
+        if (!ep) return this.noEndpoint(c.params.endpoint_id);
+        this.detach(ep);
+        const removedAt = Date.now();
+        this.closeEndpoint(ep);
+        return ok({ removed_at_epoch_ms: removedAt });
+      }
+      case 'endpoint.transfer':
+        return this.transferOut(c.params.endpoint_id, c.params.target_session_id, targetActor);
+      case 'session.destroy':
+        return ok({ lingering: this.destroy() });
+      default:
+        return fail('NOT_IMPLEMENTED', `${c.method} is not available in this version of the bridge`);
+    }
+  }
+
+  private async newRtp(direction: import('../../protocols/media/types.js').Direction): Promise<{ ok: true; ep: RtpEndpoint } | { ok: false; outcome: CommandOutcome }> {
+    if (this.endpoints.size >= this.args.maxEndpoints) return { ok: false, outcome: this.full() };
+    let sockets: SocketPair;
+    try {
+      sockets = await SocketPair.open(this.args.bindAddress, this.args.family, this.args.rtpPortMin, this.args.rtpPortMax);
+    } catch (err) {
+      return { ok: false, outcome: fail('ENDPOINT_ERROR', (err as Error).message) };
+    }
+    const local = { address: this.args.advertisedAddress, family: this.args.family, port: sockets.port, rtcpPort: sockets.rtcpPort, sessionId: String(Date.now()), sessionVersion: this.sessionVersion++ };
+    return { ok: true, ep: RtpEndpoint.fresh(randomUUID(), this, local, sockets, direction) };
+  }
+
+  private discard(ep: RtpEndpoint, message: string): CommandOutcome {
+    ep.sockets?.close();
+    return fail('ENDPOINT_ERROR', message);
+  }
+
+  private full(): CommandOutcome {
+    return fail('LIMIT_EXCEEDED', `the session has ${this.endpoints.size} endpoints; max_endpoints_per_session is ${this.args.maxEndpoints}`);
+  }
+
+  private noEndpoint(id: string): CommandOutcome {
+    return fail('ENDPOINT_ERROR', `no endpoint ${id} in this session (never created, removed, or transferred away)`);
+  }
+
+  private rtp(id: string): { ok: true; ep: RtpEndpoint } | { ok: false; outcome: CommandOutcome } {
+    const ep = this.endpoints.get(id);
+    if (!ep) return { ok: false, outcome: this.noEndpoint(id) };
+    if (ep.type !== 'rtp') return { ok: false, outcome: fail('ENDPOINT_ERROR', `endpoint ${id} is a ${ep.type} endpoint, not an RTP endpoint`) };
+    return { ok: true, ep };
+  }
+
+  private add(ep: Endpoint): void {
+    this.endpoints.set(ep.id, ep);
+    this.replan();
+  }
+
+  /** Take an endpoint out of routing (remove, transfer). */
+  private detach(ep: Endpoint): void {
+    if (ep.type === 'rtp') reportCounters(ep, ep.counters);
+    this.endpoints.delete(ep.id);
+    this.mixer.forget(ep.id);
+    this.replan();
+  }
+
+  private closeEndpoint(ep: Endpoint): void {
+    if (ep.type !== 'rtp') return;
+    if (ep.sockets) ep.sockets.close();
+    else this.env.relayClose(ep.home.actor, ep.id, true);
+  }
+
+  // ---- transfer ----------------------------------------------------------------------------
+
+  private async transferOut(id: string, targetSessionId: string, targetActor: string | undefined): Promise<CommandOutcome> {
+    if (targetSessionId === this.args.sessionId) return fail('INVALID_PARAMS', 'target_session_id is this session; a transfer moves an endpoint to another session');
+    const ep = this.endpoints.get(id);
+    if (!ep) return this.noEndpoint(id);
+    if (ep.type !== 'rtp') return fail('INVALID_PARAMS', `a ${ep.type} endpoint cannot be transferred (only RTP and WebRTC endpoints can)`);
+    if (!targetActor) return fail('SESSION_NOT_FOUND', `session ${targetSessionId} does not exist`);
+    this.detach(ep);
+    const snapshot = ep.snapshot();
+    const sockets = ep.sockets;
+    if (sockets) {
+      sockets.onPacket = () => undefined; // in flight: the packets of these milliseconds are dropped
+      shelf.set(id, sockets);
+    }
+    let answer: CommandOutcome;
+    try {
+      answer = await this.env.adoptElsewhere(targetActor, snapshot);
+    } catch (err) {
+      answer = fail('TRANSFER_FAILED', `the target session did not take the endpoint: ${(err as Error).message}`);
+    }
+    if (!answer.ok) {
+      // Roll back: the endpoint comes back as it was (its sockets are still on our shelf).
+      const mine = sockets && shelf.get(id) === sockets;
+      if (mine) shelf.delete(id);
+      const back = new RtpEndpoint(id, this, snapshot, mine ? sockets : null);
+      markReported(back, back.counters);
+      this.add(back);
+      transfers.inc({ outcome: 'failed' });
+      return fail('TRANSFER_FAILED', `${answer.message}; the endpoint stays in this session`);
+    }
+    if (sockets && shelf.get(id) === sockets) {
+      // The target runs on another thread: these sockets stay here and we relay for it.
+      this.relays.set(id, { sockets, target: targetActor });
+      sockets.onPacket = (data, address, port, rtcp) => this.env.relayIn(this.relays.get(id)!.target, id, data, address, port, rtcp);
+    }
+    transfers.inc({ outcome: this.relays.has(id) ? 'relayed' : 'same-thread' });
+    this.env.emit('endpoint.transferred_out', { endpoint_id: id, target_session_id: targetSessionId });
+    return ok({ endpoint_id: id, target_session_id: targetSessionId });
+  }
+
+  /** Transfer in: take an endpoint from another session. */
+  adopt(snapshot: EndpointSnapshot, from: string): CommandOutcome {
+    if (this.destroyed) return fail('TRANSFER_FAILED', 'the target session is being destroyed');
+    if (this.endpoints.size >= this.args.maxEndpoints) {
+      return fail('TRANSFER_FAILED', `the target session is at max_endpoints_per_session (${this.args.maxEndpoints})`);
+    }
+    const here = shelf.get(snapshot.id);
+    let ep: RtpEndpoint;
+    if (here) {
+      shelf.delete(snapshot.id);
+      const home = snapshot.home.actor;
+      ep = new RtpEndpoint(snapshot.id, this, snapshot, here);
+      // Came back to the thread that holds its sockets through a third session: the relay ends.
+      if (home !== from && home !== this.actorId) this.env.relayClose(home, snapshot.id, false);
+      if (home === this.actorId) this.relays.delete(snapshot.id);
+    } else {
+      ep = new RtpEndpoint(snapshot.id, this, snapshot, null);
+      if (snapshot.home.actor !== from) this.env.relayRetarget(snapshot.home.actor, snapshot.id, this.actorId);
+    }
+    markReported(ep, ep.counters);
+    this.add(ep);
+    this.env.emit('endpoint.transferred_in', { endpoint_id: ep.id, source_session_id: from.replace(/^media\.session\./, '') });
+    return ok({ endpoint_id: ep.id });
+  }
+
+  relayedIn(endpointId: string, data: Uint8Array, address: string, port: number, rtcp: boolean): void {
+    const ep = this.endpoints.get(endpointId);
+    if (ep?.type === 'rtp' && !ep.sockets) ep.receive(data, address, port, rtcp);
+  }
+
+  relayOut(ep: RtpEndpoint, data: Uint8Array, address: string, port: number, rtcp: boolean): void {
+    this.env.relayOut(ep.home.actor, ep.id, data, address, port, rtcp);
+  }
+
+  /** True when the session holds no more relays (a destroyed session may then go). */
+  relayClosed(endpointId: string, closeSockets: boolean): boolean {
+    const r = this.relays.get(endpointId);
+    if (r) {
+      this.relays.delete(endpointId);
+      shelf.delete(endpointId);
+      if (closeSockets) r.sockets.close();
+    }
+    return this.relays.size === 0;
+  }
+
+  // ---- media -------------------------------------------------------------------------------
+
+  stateChanged(ep: RtpEndpoint, previous: RtpState): void {
+    this.env.emit('endpoint.state_changed', { endpoint_id: ep.id, type: ep.type, state: ep.state, previous_state: previous });
+  }
+
+  /** An RTP packet that passed the endpoint's checks. */
+  media(ep: RtpEndpoint, h: RtpHeader, payload: Uint8Array): void {
+    const dests = this.destinationsOf.get(ep.id);
+    if (!dests) {
+      ep.counters.notSourceDrops++;
+      return;
+    }
+    const n = ep.negotiated!;
+    const tePt = n.recvTelephoneEventPt ?? n.telephoneEvent?.pt;
+    if (tePt !== undefined && tePt !== null && h.payloadType === tePt) {
+      for (const d of dests) this.forwardEvent(ep, d, h, payload);
+      return;
+    }
+    const codec = n.codecs.find((c) => c.pt === h.payloadType);
+    if (!codec) {
+      ep.counters.malformed++;
+      return;
+    }
+    let decoded = false;
+    for (const id of dests) {
+      const route = this.plan.get(id)!;
+      const d = this.endpoints.get(id) as RtpEndpoint;
+      const dn = d.negotiated!;
+      if (route.mode === 'forward' && dn.sendCodec.name === codec.name) {
+        const stamp = stampForwarded(d.outbound, `${ep.id}:${h.ssrc}`, h.timestamp, h.marker, rtpTimestampIncrement(dn.sendCodec.name));
+        d.sendRtp(dn.sendCodec.pt, stamp, payload);
+        this.env.countPacket('forwarded');
+      } else if (!decoded) {
+        decoded = true;
+        try {
+          this.mixer.push(ep.id, codec.name, payload);
+        } catch {
+          ep.counters.malformed++; // a payload its codec cannot decode (a corrupt Opus frame): dropped
+        }
+      }
+    }
+  }
+
+  private forwardEvent(src: RtpEndpoint, destId: string, h: RtpHeader, payload: Uint8Array): void {
+    const d = this.endpoints.get(destId) as RtpEndpoint;
+    const te = d.negotiated?.telephoneEvent;
+    if (!te) return; // the destination did not negotiate telephone-event: the digit is dropped
+    const stamp = stampEvent(d.outbound, `${src.id}:${h.ssrc}`, h.timestamp, rtpTimestampIncrement(d.negotiated!.sendCodec.name));
+    const from = src.negotiated?.telephoneEvent?.clockRate ?? te.clockRate;
+    let body = payload;
+    if (from !== te.clockRate && payload.length >= 4) {
+      // RFC 4733's duration is in RTP clock units: rescale it to the destination's clock.
+      body = Buffer.from(payload);
+      const duration = Math.min(0xffff, Math.round((((body[2]! << 8) | body[3]!) * te.clockRate) / from));
+      body[2] = duration >> 8;
+      body[3] = duration & 0xff;
+    }
+    d.sendRtp(te.pt, { ...stamp, marker: h.marker }, body);
+  }
+
+  /** Rebuild the routing plan after any change of endpoints, directions or negotiation. */
+  replan(): void {
+    const nodes: RouteNode[] = [];
+    for (const ep of this.endpoints.values()) {
+      if (ep.type === 'tone') nodes.push({ id: ep.id, direction: ep.direction, codec: null, generator: true });
+      // Before its answer an RTP endpoint neither sends nor receives: it is left out of routing.
+      else nodes.push({ id: ep.id, direction: ep.negotiated ? ep.direction : 'inactive', codec: ep.negotiated?.sendCodec.name ?? null, canSend: ep.negotiated !== null });
+    }
+    this.plan = routingPlan(nodes);
+    this.destinationsOf.clear();
+    let mixing = false;
+    for (const route of this.plan.values()) {
+      if (route.mode === 'mix') mixing = true;
+      for (const s of route.sources) {
+        const list = this.destinationsOf.get(s) ?? [];
+        list.push(route.destination);
+        this.destinationsOf.set(s, list);
+      }
+    }
+    const tones = [...this.endpoints.values()].some((e) => e.type === 'tone' && e.state === 'playing');
+    if ((mixing || tones) && !this.clock) this.startClock();
+    else if (!mixing && !tones && this.clock) this.stopClock();
+  }
+
+  private startClock(): void {
+    this.nextTickAt = performance.now() + 20;
+    this.clock = this.env.setTimeout(() => this.tick(), 20);
+  }
+
+  private stopClock(): void {
+    if (this.clock) clearTimeout(this.clock);
+    this.clock = null;
+  }
+
+  /** The 20 ms media clock: tones advance, mixing destinations get one frame each. */
+  private tick(): void {
+    const now = performance.now();
+    // Behind by more than 100 ms (a stalled thread): skip ahead instead of bursting.
+    if (now - this.nextTickAt > 100) this.nextTickAt = now;
+    this.nextTickAt += 20;
+    this.clock = this.env.setTimeout(() => this.tick(), Math.max(0, this.nextTickAt - performance.now()));
+    this.mixer.beginTick();
+    for (const route of this.plan.values()) {
+      if (route.mode !== 'mix') continue;
+      const d = this.endpoints.get(route.destination);
+      if (d?.type !== 'rtp' || !d.negotiated) continue;
+      const sources: MixSource[] = route.sources.map((id) => {
+        const s = this.endpoints.get(id);
+        return s?.type === 'tone' ? { id, generate: (rate: number) => s.frame(rate) } : { id };
+      });
+      const codec: CodecName = d.negotiated.sendCodec.name;
+      const payload = this.mixer.mixFor(d.id, codec, sources);
+      if (!payload) continue;
+      d.sendRtp(d.negotiated.sendCodec.pt, stampGenerated(d.outbound, rtpTimestampIncrement(codec)), payload);
+      this.env.countPacket(sources.every((s) => s.generate) ? 'tone' : 'mixed');
+    }
+    let finished = false;
+    for (const ep of this.endpoints.values()) {
+      if (ep.type === 'tone' && ep.advance()) {
+        finished = true;
+        this.env.emit('endpoint.state_changed', { endpoint_id: ep.id, type: 'tone', state: 'finished', previous_state: 'playing' });
+        toneFinished.inc();
+        this.env.emit('endpoint.tone.finished', { endpoint_id: ep.id, tone: ep.tone, played_ms: ep.frames * 20 });
+      }
+    }
+    if (finished) this.replan();
+  }
+
+  private reportsDue = 0;
+  private housekeeping(): void {
+    const now = Date.now();
+    const reports = ++this.reportsDue % 5 === 0;
+    for (const ep of this.endpoints.values()) {
+      if (ep.type !== 'rtp') continue;
+      if (ep.checkTimeout(now)) {
+        mediaTimeouts.inc();
+        this.env.emit('endpoint.media_timeout', { endpoint_id: ep.id, last_packet_at: ep.lastPacketAt, timeout_ms: this.args.mediaTimeoutMs });
+      }
+      if (reports) ep.sendReport(now);
+      reportCounters(ep, ep.counters);
+    }
+  }
+
+  // ---- lifecycle ---------------------------------------------------------------------------
+
+  info(): Record<string, unknown> {
+    return {
+      session_id: this.args.sessionId,
+      created_at_epoch_ms: this.createdAt,
+      thread_id: threadId,
+      endpoints: [...this.endpoints.values()].map((e) => e.info()),
+      routes: [...this.plan.values()].map((r) => ({ destination: r.destination, sources: r.sources, mode: r.mode })),
+      relays_held: this.relays.size,
+    };
+  }
+
+  /** Remove every endpoint; true when the actor must linger to relay moved endpoints' sockets. */
+  destroy(): boolean {
+    this.destroyed = true;
+    this.stopClock();
+    for (const ep of [...this.endpoints.values()]) {
+      this.detach(ep);
+      this.closeEndpoint(ep);
+    }
+    return this.relays.size > 0;
+  }
+
+  /** The actor is ending: close every socket this session holds. */
+  close(): void {
+    this.stopClock();
+    for (const ep of this.endpoints.values()) if (ep.type === 'rtp') ep.sockets?.close();
+    for (const [id, r] of this.relays) {
+      r.sockets.close();
+      shelf.delete(id);
+    }
+    this.relays.clear();
+  }
+}

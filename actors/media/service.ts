@@ -1,0 +1,87 @@
+/**
+ * The media bridge as a service of the daemon: its settings and its supervision tree (the
+ * front on a thread of its own; session actors, started by the front, share the `media`
+ * thread group).
+ */
+import { isIP } from 'node:net';
+import { bool, int, oneOf, str } from '../../runtime/config/settings.js';
+import type { ServiceDefinition } from '../../runtime/service.js';
+import { BRIDGE_ID, type BridgeArgs } from '../media-bridge/messages.js';
+import { isLoopback } from '../media-bridge/auth.js';
+
+const ipOrEmpty = (v: string) => v === '' || isIP(v) !== 0;
+
+export const mediaSettings = {
+  port: int({ env: 'MEDIA_PORT', flag: 'media-port', description: 'Port of the command WebSocket', min: 0, max: 65535, default: 3002 }),
+  host: str({ env: 'MEDIA_HOST', flag: 'media-host', description: 'Address the command WebSocket binds (loopback by default: the bridge is a backend; any other address needs MEDIA_TOKEN)', default: '127.0.0.1' }),
+  token: str({ env: 'MEDIA_TOKEN', flag: 'media-token', description: 'Bearer token clients must present (required when MEDIA_HOST is not loopback)', default: '' }),
+  advertisedAddress: str({ env: 'MEDIA_ADVERTISED_ADDRESS', flag: 'media-advertised-address', description: 'IP address put in SDP for peers to send media to', expect: 'an IPv4 or IPv6 address', default: '127.0.0.1', valid: (v) => isIP(v) !== 0 }),
+  rtpBindAddress: str({ env: 'MEDIA_RTP_BIND_ADDRESS', flag: 'media-rtp-bind-address', description: 'Address the RTP sockets bind (empty: every address of the advertised family)', expect: 'an IP address or empty', default: '', valid: ipOrEmpty }),
+  rtpPortMin: int({ env: 'MEDIA_RTP_PORT_MIN', flag: 'media-rtp-port-min', description: 'Lowest RTP port', min: 1024, max: 65534, default: 30000 }),
+  rtpPortMax: int({ env: 'MEDIA_RTP_PORT_MAX', flag: 'media-rtp-port-max', description: 'Highest RTP port', min: 1025, max: 65535, default: 39999 }),
+  mediaTimeoutMs: int({ env: 'MEDIA_TIMEOUT_MS', flag: 'media-timeout-ms', description: 'An endpoint that receives no media this long gets endpoint.media_timeout', min: 100, max: 3_600_000, default: 30_000 }),
+  orphanTimeoutMs: int({ env: 'MEDIA_ORPHAN_TIMEOUT_MS', flag: 'media-orphan-timeout-ms', description: 'A session whose connection dropped lives this long, for session.attach, before it is destroyed', min: 0, max: 86_400_000, default: 60_000 }),
+  maxEndpointsPerSession: int({ env: 'MEDIA_MAX_ENDPOINTS_PER_SESSION', flag: 'media-max-endpoints-per-session', description: 'max_endpoints_per_session: endpoints a session may hold', min: 1, max: 1000, default: 16 }),
+  maxSessions: int({ env: 'MEDIA_MAX_SESSIONS', flag: 'media-max-sessions', description: 'Sessions the bridge holds at most', min: 1, max: 1_000_000, default: 5000 }),
+  peerPolicy: oneOf({ env: 'MEDIA_PEER_POLICY', flag: 'media-peer-policy', description: 'Which sources an RTP endpoint accepts: strict (the SDP address and port), address (the SDP address, any port), latch (any; replies go where media comes from)', values: ['strict', 'address', 'latch'] as const, default: 'address' }),
+  enabledCheck: bool({ env: 'MEDIA_ALLOW_OPEN', flag: 'media-allow-open', description: 'Allow a non-loopback MEDIA_HOST without a token (not recommended)', default: false }),
+};
+
+export interface MediaValues {
+  port: number;
+  host: string;
+  token: string;
+  advertisedAddress: string;
+  rtpBindAddress: string;
+  rtpPortMin: number;
+  rtpPortMax: number;
+  mediaTimeoutMs: number;
+  orphanTimeoutMs: number;
+  maxEndpointsPerSession: number;
+  maxSessions: number;
+  peerPolicy: 'strict' | 'address' | 'latch';
+  enabledCheck: boolean;
+}
+
+export const BRIDGE_MODULE = new URL('../media-bridge/actor.js', import.meta.url).href;
+export const SESSION_MODULE = new URL('../media-session/actor.js', import.meta.url).href;
+
+/** The bridge front's arguments from the settings; throws with a clear message on a bad mix. */
+export function bridgeArgs(v: Partial<MediaValues>): BridgeArgs {
+  const host = v.host ?? '127.0.0.1';
+  const token = v.token ? v.token : null;
+  if (!token && !isLoopback(host) && !v.enabledCheck) {
+    throw new Error(`MEDIA_HOST ${host} is not a loopback address: set MEDIA_TOKEN (clients then send Authorization: Bearer <token>)`);
+  }
+  const min = v.rtpPortMin ?? 30000;
+  const max = v.rtpPortMax ?? 39999;
+  if (max - min < 3) throw new Error(`MEDIA_RTP_PORT_MIN ${min} and MEDIA_RTP_PORT_MAX ${max} leave no room for an RTP/RTCP pair`);
+  const advertised = v.advertisedAddress ?? '127.0.0.1';
+  const v6 = isIP(advertised) === 6;
+  return {
+    host,
+    port: v.port ?? 3002,
+    token,
+    advertisedAddress: advertised,
+    rtpBindAddress: v.rtpBindAddress || (v6 ? '::' : '0.0.0.0'),
+    rtpPortMin: min,
+    rtpPortMax: max,
+    mediaTimeoutMs: v.mediaTimeoutMs ?? 30_000,
+    orphanTimeoutMs: v.orphanTimeoutMs ?? 60_000,
+    maxEndpointsPerSession: v.maxEndpointsPerSession ?? 16,
+    maxSessions: v.maxSessions ?? 5000,
+    peerPolicy: v.peerPolicy ?? 'address',
+    sessionModule: SESSION_MODULE,
+  };
+}
+
+export const service: ServiceDefinition = {
+  name: 'media',
+  settings: mediaSettings,
+  supervisor({ values }) {
+    return {
+      id: 'media.supervisor',
+      children: [{ id: BRIDGE_ID, module: BRIDGE_MODULE, args: bridgeArgs(values as unknown as MediaValues), shutdownMs: 10_000 }],
+    };
+  },
+};

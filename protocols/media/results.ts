@@ -1,0 +1,50 @@
+/**
+ * What each command answers and what each event carries: the wire shapes a client sees
+ * (types only). The typed client (actors/media-bridge/client.ts) is built on these.
+ */
+import type { Direction } from './types.js';
+import type { ToneName } from './commands.js';
+
+export interface EndpointInfo {
+  endpoint_id: string;
+  type: 'rtp' | 'tone' | 'webrtc' | 'file' | 'bridge' | 'websocket';
+  state: string;
+  direction: Direction;
+  direction_mode: 'auto' | 'manual';
+  [field: string]: unknown;
+}
+
+export interface SessionInfo {
+  session_id: string;
+  created_at_epoch_ms: number;
+  thread_id: number;
+  endpoints: EndpointInfo[];
+  routes: Array<{ destination: string; sources: string[]; mode: 'forward' | 'mix' | 'silent' }>;
+  relays_held: number;
+}
+
+export interface Results {
+  'session.create': { session_id: string };
+  'session.attach': { session_id: string; attached: true };
+  'session.info': SessionInfo;
+  'session.destroy': { session_id: string; destroyed: true };
+  'endpoint.rtp.create_from_offer': { endpoint_id: string; sdp_answer: string };
+  'endpoint.rtp.create_offer': { endpoint_id: string; sdp_offer: string };
+  'endpoint.rtp.accept_answer': Record<string, never>;
+  'endpoint.accept_answer': Record<string, never>;
+  'endpoint.rtp.reinvite': { sdp_answer: string };
+  'endpoint.rtp.srtp_rekey': { sdp: string };
+  'endpoint.create_tone': { endpoint_id: string; tone: ToneName };
+  'endpoint.update_direction': Record<string, never>;
+  'endpoint.remove': { removed_at_epoch_ms: number };
+  'endpoint.transfer': { endpoint_id: string; target_session_id: string };
+}
+
+export interface Events {
+  'endpoint.state_changed': { session_id: string; endpoint_id: string; type: string; state: string; previous_state: string };
+  'endpoint.tone.finished': { session_id: string; endpoint_id: string; tone: ToneName; played_ms: number };
+  'endpoint.media_timeout': { session_id: string; endpoint_id: string; last_packet_at: number | null; timeout_ms: number };
+  'endpoint.transferred_out': { session_id: string; endpoint_id: string; target_session_id: string };
+  'endpoint.transferred_in': { session_id: string; endpoint_id: string; source_session_id: string };
+  'session.detached': { session_id: string; reason: string };
+}
