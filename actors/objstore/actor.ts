@@ -50,7 +50,7 @@ export default defineActor<ObjstoreProtocol, Live, ObjstoreArgs>({
       pendingPaths: new Set(),
       buffers: new BufferPool(),
     };
-    await cleanUpIntents(store);
+    await cleanUpIntents(store, booted.present);
     const app = loadUws().App();
     app.any('/$/*', (res, req) => handleManage(store, volumes, res, req));
     app.any('/*', (res, req) => handleObject(store, res, req));
@@ -65,8 +65,13 @@ export default defineActor<ObjstoreProtocol, Live, ObjstoreArgs>({
   },
 });
 
-/** PUTs that did not finish (a crash, a kill -9): remove their slices, then their intents. */
-async function cleanUpIntents(store: StoreContext): Promise<void> {
+/**
+ * PUTs that did not finish (a crash, a kill -9): remove their slices, then their intents; and
+ * sweep every volume's temp files (a PUT writes its temp files while its intent is flushed,
+ * so a crash can leave temp files that no intent names).
+ */
+async function cleanUpIntents(store: StoreContext, volumeIds: number[]): Promise<void> {
+  await Promise.allSettled(volumeIds.map((v) => store.volume(v)?.request({ type: 'purge', objectIds: [] }, { timeoutMs: 120_000 })));
   for (const { key, value } of store.meta.intents.getRange()) {
     if (store.meta.objects.get(key)) {
       await store.meta.intents.remove(key);

@@ -49,6 +49,8 @@ interface Writer {
   chain: Promise<void>;
   /** The first failure: every later operation on the slice fails with it. */
   failure: ReplyError | null;
+  /** fsynced after its last chunk (commit then only renames). */
+  synced?: boolean;
 }
 
 const HEADER_CACHE = 4096;
@@ -226,6 +228,12 @@ export class Volume {
     await this.step(w, 'append', async () => {
       const { bytesWritten } = await this.run('write', () => w.fh!.writev([payload, crc], chunkOffset(w.header.chunkSize, chunk)));
       if (bytesWritten !== len + CHUNK_CRC_BYTES) throw Object.assign(new Error(`short write: ${bytesWritten} of ${len + CHUNK_CRC_BYTES} bytes`), { code: 'EIO' });
+      // The last chunk: make the file durable now, while the writer waits for its other slices
+      // and its intent; commit is then a rename.
+      if (chunk === w.chunks - 1) {
+        await this.run('fsync', () => w.fh!.sync());
+        w.synced = true;
+      }
     });
     this.counters.writes++;
     this.counters.bytesWritten += len;
@@ -242,7 +250,7 @@ export class Volume {
     const final = this.paths.final(ref.objectId, ref.index);
     await this.step(w, 'commit', async () => {
       const fh = w.fh!;
-      await this.run('fsync', () => fh.sync());
+      if (!w.synced) await this.run('fsync', () => fh.sync());
       w.fh = null;
       await this.run('close', () => fh.close());
       await this.run('rename', () => rename(this.paths.temp(ref.objectId, ref.index), final));

@@ -97,7 +97,7 @@ export class RtpPeer {
   }
 
   /** An SDP offer (or answer) for this peer: one audio section on its port. */
-  sdp(o: { codecs?: string[]; direction?: string; crypto?: { suite: SrtpSuite; key: Buffer }; profile?: string; te?: boolean } = {}): string {
+  sdp(o: { codecs?: string[]; direction?: string; crypto?: { suite: SrtpSuite; key: Buffer }; profile?: string; te?: boolean; mux?: boolean } = {}): string {
     const codecs = o.codecs ?? ['0 PCMU/8000'];
     const pts = codecs.map((c) => c.split(' ')[0]);
     if (o.te) pts.push('101');
@@ -112,6 +112,7 @@ export class RtpPeer {
       ...(o.te ? ['a=rtpmap:101 telephone-event/8000', 'a=fmtp:101 0-16'] : []),
       ...(o.crypto ? [`a=crypto:1 ${o.crypto.suite} inline:${o.crypto.key.toString('base64')}`] : []),
       'a=ptime:20',
+      ...(o.mux ? ['a=rtcp-mux'] : []),
       `a=${o.direction ?? 'sendrecv'}`,
     ];
     return lines.join('\r\n') + '\r\n';

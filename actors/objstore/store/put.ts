@@ -53,6 +53,8 @@ export class ObjectWriter {
   private drainWaiters: Array<() => void> = [];
   private created = false;
   private closed = false;
+  /** Resolves once the intent record is flushed; slices are committed only after it. */
+  private intentDurable: Promise<unknown> = Promise.resolve();
 
   private constructor(ctx: StoreContext, req: PutRequest, id: string, g: Geometry, volumes: number[]) {
     this.ctx = ctx;
@@ -89,8 +91,12 @@ export class ObjectWriter {
     ctx.pendingPaths.add(req.path);
     const w = new ObjectWriter(ctx, req, id, g, volumes);
     try {
-      await ctx.meta.intents.put(id, { id, path: req.path, volumes, startedAt: Date.now() });
-      await ctx.meta.root.flushed;
+      // The intent must be on disk before any slice is committed (renamed into place), not
+      // before the temp files are written: its flush overlaps the slice writes, and a temp file
+      // whose intent never reached the disk is swept when its volume starts (purge at boot).
+      const intent = ctx.meta.intents.put(id, { id, path: req.path, volumes, startedAt: Date.now() }).then(() => ctx.meta.root.flushed);
+      w.intentDurable = intent;
+      intent.catch(() => undefined);
       w.created = true;
       await Promise.all(
         volumes.map((vol, index) =>
@@ -148,6 +154,7 @@ export class ObjectWriter {
       throw new StoreError(456, 'MD5_MISMATCH', `Content-MD5 ${this.req.expectedMd5} does not match the received bytes (${md5}); nothing was stored`, [['X-Received-MD5', md5]]);
     }
     try {
+      await this.intentDurable;
       await Promise.all(this.volumes.map((vol, index) => this.vol(vol).request({ type: 'commit', objectId: this.id, index })));
     } catch (err) {
       await this.abort();
@@ -185,7 +192,7 @@ export class ObjectWriter {
     this.closed = true;
     this.ctx.pendingPaths.delete(this.req.path);
     if (!this.created) return;
-    await Promise.allSettled(this.pending);
+    await Promise.allSettled([...this.pending, this.intentDurable]);
     const results = await Promise.allSettled(
       this.volumes.map(async (vol, index) => {
         const ref = this.ctx.volume(vol);
