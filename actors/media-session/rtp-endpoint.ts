@@ -52,7 +52,8 @@ export class RtpEndpoint {
   private stats: ReceiveStats | null = null;
   private remoteSsrc: number | null = null;
   private lastSr: { ntpMid: number; at: number } | null = null;
-  private header = Buffer.alloc(12);
+  /** `<endpoint id>:<peer SSRC>`: names the source of forwarded packets (a new SSRC is a new source). */
+  sourceKey = '';
 
   constructor(readonly id: string, private readonly host: RtpHost, s: RtpEndpointSnapshot, sockets: SocketPair | null) {
     this.state = s.state;
@@ -230,6 +231,7 @@ export class RtpEndpoint {
     this.timedOut = false;
     if (this.remoteSsrc !== h.ssrc || !this.stats) {
       this.remoteSsrc = h.ssrc;
+      this.sourceKey = `${this.id}:${h.ssrc}`;
       this.stats = newReceiveStats(h.sequenceNumber);
     }
     const clock = n.sendCodec.clockRate;
@@ -292,8 +294,11 @@ export class RtpEndpoint {
   sendRtp(pt: number, stamp: Stamp, payload: Uint8Array): void {
     const n = this.negotiated;
     if (!n) return;
-    writeRtpHeader(this.header, { marker: stamp.marker, payloadType: pt, sequenceNumber: stamp.seq, timestamp: stamp.ts, ssrc: this.outbound.ssrc });
-    let packet: Uint8Array = Buffer.concat([this.header, payload]);
+    // One buffer per packet: the socket keeps it until the datagram is sent.
+    const plain = Buffer.allocUnsafe(12 + payload.length);
+    writeRtpHeader(plain, { marker: stamp.marker, payloadType: pt, sequenceNumber: stamp.seq, timestamp: stamp.ts, ssrc: this.outbound.ssrc });
+    plain.set(payload, 12);
+    let packet: Uint8Array = plain;
     if (this.send) packet = this.send.protectRtp(packet);
     this.counters.packetsOut++;
     this.counters.bytesOut += payload.length;

@@ -318,7 +318,7 @@ export class Session implements RtpHost {
       const d = this.endpoints.get(id) as RtpEndpoint;
       const dn = d.negotiated!;
       if (route.mode === 'forward' && dn.sendCodec.name === codec.name) {
-        const stamp = stampForwarded(d.outbound, `${ep.id}:${h.ssrc}`, h.timestamp, h.marker, rtpTimestampIncrement(dn.sendCodec.name));
+        const stamp = stampForwarded(d.outbound, ep.sourceKey, h.timestamp, h.marker, rtpTimestampIncrement(dn.sendCodec.name));
         d.sendRtp(dn.sendCodec.pt, stamp, payload);
         this.env.countPacket('forwarded');
       } else if (!decoded) {
@@ -336,7 +336,7 @@ export class Session implements RtpHost {
     const d = this.endpoints.get(destId) as RtpEndpoint;
     const te = d.negotiated?.telephoneEvent;
     if (!te) return; // the destination did not negotiate telephone-event: the digit is dropped
-    const stamp = stampEvent(d.outbound, `${src.id}:${h.ssrc}`, h.timestamp, rtpTimestampIncrement(d.negotiated!.sendCodec.name));
+    const stamp = stampEvent(d.outbound, src.sourceKey, h.timestamp, rtpTimestampIncrement(d.negotiated!.sendCodec.name));
     const from = src.negotiated?.telephoneEvent?.clockRate ?? te.clockRate;
     let body = payload;
     if (from !== te.clockRate && payload.length >= 4) {

@@ -55,11 +55,14 @@ export class SocketPair {
 
   send(data: Uint8Array, address: string, port: number, rtcp: boolean): void {
     if (this.closed) return;
-    (rtcp ? this.rtcp : this.rtp).send(data, port, address, (err) => {
-      if (err) this.sendErrors++;
-    });
+    (rtcp ? this.rtcp : this.rtp).send(data, port, address, this.afterSend);
     this.sent++;
   }
+
+  /** One callback for every send (no closure per packet). */
+  private readonly afterSend = (err: Error | null): void => {
+    if (err) this.sendErrors++;
+  };
 
   close(): void {
     if (this.closed) return;
