@@ -34,6 +34,8 @@ type Ctx = ActorContext<null, BridgeArgs>;
 
 class Front {
   readonly sessions = new Map<string, SessionEntry>();
+  /** Destroyed sessions whose actors still relay sockets of endpoints they gave away. */
+  readonly lingering = new Set<string>();
   private nextConn = 1;
 
   constructor(private readonly ctx: Ctx) {}
@@ -214,6 +216,7 @@ class Front {
       // already gone: nothing to destroy
     }
     if (!lingering) await this.ctx.stop(s.actor).catch(() => undefined);
+    else this.lingering.add(s.id);
   }
 
   private forget(s: SessionEntry): void {
@@ -229,7 +232,12 @@ class Front {
   }
 
   idle(sessionId: string): void {
+    this.lingering.delete(sessionId);
     void this.ctx.stop(sessionActorId(sessionId)).catch(() => undefined);
+  }
+
+  owns(sessionId: string): boolean {
+    return this.sessions.has(sessionId) || this.lingering.has(sessionId);
   }
 }
 
@@ -286,5 +294,6 @@ export default defineActor<BridgeProtocol, null, BridgeArgs>({
     event: (msg, ctx) => fronts.get(ctx)!.event(msg.sessionId, msg.event, msg.data),
     sessionIdle: (msg, ctx) => fronts.get(ctx)!.idle(msg.sessionId),
     info: (_msg, ctx) => ({ port: ports.get(ctx)!, sessions: fronts.get(ctx)!.sessions.size }),
+    owns: (msg, ctx) => fronts.get(ctx)!.owns(msg.sessionId),
   },
 });

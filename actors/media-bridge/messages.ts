@@ -6,10 +6,13 @@ export type BridgeMsg =
   /** A session that lingered only to relay sockets has let go of its last one. */
   | { type: 'sessionIdle'; sessionId: string }
   /** The bound port (tests listen on port 0) and the number of sessions. */
-  | { type: 'info' };
+  | { type: 'info' }
+  /** A session actor asks whether the front still knows it (a restarted front does not). */
+  | { type: 'owns'; sessionId: string };
 
 export interface BridgeReplies {
   info: { port: number; sessions: number };
+  owns: boolean;
 }
 
 export type BridgeProtocol = Protocol<BridgeMsg, BridgeReplies>;

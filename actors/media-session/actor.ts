@@ -47,6 +47,19 @@ export default defineActor<SessionProtocol, null, SessionArgs>({
     });
     sessions.set(ctx, session);
     ctx.onCleanup(() => session.close());
+    // A front that restarted has an empty registry: a session it does not know is unreachable,
+    // so it ends itself (closing its sockets) rather than hold ports for nobody.
+    ctx.setInterval(() => {
+      bridge.request({ type: 'owns', sessionId }, { timeoutMs: 2000 }).then(
+        (owned) => {
+          if (!owned) {
+            ctx.log.warn({ session: sessionId }, 'the bridge front no longer knows this session: ending it');
+            void ctx.stop(ctx.id).catch(() => undefined);
+          }
+        },
+        () => undefined, // the front is restarting: ask again later
+      );
+    }, ctx.args.ownerCheckMs ?? 5000);
     return null;
   },
   handlers: {

@@ -42,6 +42,8 @@ export interface SessionArgs {
   mediaTimeoutMs: number;
   maxEndpoints: number;
   peerPolicy: 'strict' | 'address' | 'latch';
+  /** How often the session checks that the front still knows it (default 5000 ms). */
+  ownerCheckMs?: number;
 }
 
 export const sessionActorId = (sessionId: string) => `media.session.${sessionId}`;

@@ -18,6 +18,8 @@ export interface MixSource {
 
 interface SourceAudio {
   decoders: Map<CodecName, AudioDecoder>;
+  /** Codec of the last packet pushed. */
+  codec: CodecName | null;
   fifo: SampleFifo | null;
   rate: number;
   /** This tick's frame at the source's own rate (pulled once per tick), or null. */
@@ -35,7 +37,7 @@ export class Mixer {
   push(id: string, codec: CodecName, payload: Uint8Array): void {
     let s = this.sources.get(id);
     if (!s) {
-      s = { decoders: new Map(), fifo: null, rate: 0, frame: null, scratch: new Int16Array(0), resamplers: new Map() };
+      s = { decoders: new Map(), codec: null, fifo: null, rate: 0, frame: null, scratch: new Int16Array(0), resamplers: new Map() };
       this.sources.set(id, s);
     }
     let dec = s.decoders.get(codec);
@@ -50,6 +52,7 @@ export class Mixer {
       s.scratch = new Int16Array(dec.sampleRate / 50);
       s.resamplers.clear();
     }
+    s.codec = codec;
     s.fifo!.push(dec.decode(payload));
   }
 
@@ -64,6 +67,12 @@ export class Mixer {
     for (const s of this.sources.values()) {
       s.frame = s.fifo && s.fifo.pull(s.scratch.length, s.scratch) ? s.scratch : null;
     }
+  }
+
+  /** The codec a decoded source last sent, when it has a frame this tick; else null. */
+  frameCodec(id: string): CodecName | null {
+    const s = this.sources.get(id);
+    return s && s.frame !== null ? s.codec : null;
   }
 
   /**

@@ -323,6 +323,7 @@ export class Session implements RtpHost {
         this.env.countPacket('forwarded');
       } else if (!decoded) {
         decoded = true;
+        if (!this.clock) this.startClock();
         try {
           this.mixer.push(ep.id, codec.name, payload);
         } catch {
@@ -392,9 +393,14 @@ export class Session implements RtpHost {
     this.clock = this.env.setTimeout(() => this.tick(), Math.max(0, this.nextTickAt - performance.now()));
     this.mixer.beginTick();
     for (const route of this.plan.values()) {
-      if (route.mode !== 'mix') continue;
+      // A forward route whose source sent another of its agreed codecs this tick is mixed too.
+      if (route.mode === 'silent') continue;
       const d = this.endpoints.get(route.destination);
       if (d?.type !== 'rtp' || !d.negotiated) continue;
+      if (route.mode === 'forward') {
+        const sent = this.mixer.frameCodec(route.sources[0]!);
+        if (sent === null || sent === d.negotiated.sendCodec.name) continue;
+      }
       const sources: MixSource[] = route.sources.map((id) => {
         const s = this.endpoints.get(id);
         return s?.type === 'tone' ? { id, generate: (rate: number) => s.frame(rate) } : { id };

@@ -34,7 +34,8 @@ export class SocketPair {
   static async open(bindAddress: string, family: 'IP4' | 'IP6', min: number, max: number): Promise<SocketPair> {
     const type = family === 'IP6' ? 'udp6' : 'udp4';
     const first = min % 2 === 0 ? min : min + 1;
-    const pairs = Math.floor((max - first) / 2);
+    // Pairs (p, p + 1) with p even and p + 1 <= max.
+    const pairs = max > first ? Math.floor((max - first - 1) / 2) + 1 : 0;
     if (pairs < 1) throw new Error(`RTP port range ${min}-${max} holds no even/odd pair`);
     const start = Math.floor(Math.random() * pairs);
     for (let i = 0; i < Math.min(pairs, 64); i++) {

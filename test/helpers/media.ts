@@ -14,7 +14,7 @@ import { BRIDGE_ID, type BridgeArgs, type BridgeProtocol } from '../../actors/me
 import { BRIDGE_MODULE, bridgeArgs, type MediaValues } from '../../actors/media/service.js';
 import { buildRtp, parseRtp } from '../../protocols/media/rtp.js';
 import { SrtpReceiveContext, SrtpSendContext } from '../../protocols/media/srtp/index.js';
-import { ulawDecode, ulawEncode } from '../../protocols/media/codecs/g711.js';
+import { alawEncode, ulawDecode, ulawEncode } from '../../protocols/media/codecs/g711.js';
 import type { SrtpSuite } from '../../protocols/media/types.js';
 
 export interface Bridge {
@@ -119,7 +119,7 @@ export class RtpPeer {
   }
 
   /**
-   * Send `ms` of a sine (PCMU, 20 ms packets, paced) to `to`. Resolves when the last packet is
+   * Send `ms` of a sine (PCMU, or PCMA with pt 8; 20 ms packets, paced) to `to`. Resolves when the last packet is
    * sent. `srtp` protects every packet with the given send context.
    */
   sendSine(to: { address: string; port: number }, o: { freq: number; ms: number; ssrc?: number; pt?: number; srtp?: SrtpSendContext; seq?: number }): Promise<void> {
@@ -134,7 +134,8 @@ export class RtpPeer {
       const timer = setInterval(() => {
         const pcm = new Int16Array(160);
         for (let i = 0; i < 160; i++, phase += step) pcm[i] = Math.round(8000 * Math.sin(phase));
-        let packet: Uint8Array = buildRtp({ marker: sent === 0, payloadType: o.pt ?? 0, sequenceNumber: seq & 0xffff, timestamp: ts >>> 0, ssrc }, ulawEncode(pcm));
+        const payload = o.pt === 8 ? alawEncode(pcm) : ulawEncode(pcm);
+        let packet: Uint8Array = buildRtp({ marker: sent === 0, payloadType: o.pt ?? 0, sequenceNumber: seq & 0xffff, timestamp: ts >>> 0, ssrc }, payload);
         if (o.srtp) packet = o.srtp.protectRtp(packet);
         this.socket.send(packet, to.port, to.address);
         seq++;

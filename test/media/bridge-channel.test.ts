@@ -2,7 +2,8 @@
 import test from 'ava';
 import WebSocket from 'ws';
 import { MediaBridgeError } from '../../actors/media-bridge/client.js';
-import { startBridge, sleep } from '../helpers/media.js';
+import dgram from 'node:dgram';
+import { leg, RtpPeer, startBridge, sleep } from '../helpers/media.js';
 
 const code = async (p: Promise<unknown>) => {
   try {
@@ -121,4 +122,35 @@ test('max_endpoints_per_session and colocate_with', async (t) => {
   t.is(await code(c.call('session.create', { colocate_with: '00000000-0000-4000-8000-000000000000' })), 'SESSION_NOT_FOUND');
   await c.call('session.create', { colocate_with: first.session_id });
   t.is((await c.call('session.info', {})).thread_id, firstThread, 'the colocated session runs on the same thread');
+});
+
+test('sessions a restarted front does not know end themselves and free their ports', async (t) => {
+  const bridge = await startBridge(t);
+  const c = await bridge.connect();
+  await c.call('session.create', {});
+  const peer = await RtpPeer.open(t);
+  const ep = await leg(c, peer);
+  const { BRIDGE_ID } = await import('../../actors/media-bridge/messages.js');
+  const { BRIDGE_MODULE } = await import('../../actors/media/service.js');
+  await bridge.system.stopChild(BRIDGE_ID);
+  await bridge.system.start({ id: BRIDGE_ID, module: BRIDGE_MODULE, args: bridge.args }, 'media.supervisor');
+  const socket = dgram.createSocket('udp4');
+  t.teardown(() => socket.close());
+  const bindable = () => new Promise<boolean>((resolve) => {
+    socket.once('error', () => resolve(false));
+    socket.bind(ep.bridge.port, '0.0.0.0', () => resolve(true));
+  });
+  t.false(await bindable(), 'the orphaned session still holds its port at first');
+  const deadline = Date.now() + 12_000;
+  let freed = false;
+  while (!freed && Date.now() < deadline) {
+    await sleep(500);
+    const probe = dgram.createSocket('udp4');
+    freed = await new Promise<boolean>((resolve) => {
+      probe.once('error', () => resolve(false));
+      probe.bind(ep.bridge.port, '0.0.0.0', () => resolve(true));
+    });
+    probe.close();
+  }
+  t.true(freed, 'within two checks the session ended and closed its sockets');
 });

@@ -77,3 +77,22 @@ test('RTCP: the bridge sends sender reports with a block for the peer, and takes
   const ep = (await c.call('session.info', {})).endpoints.find((e) => e.endpoint_id === legA.id)!;
   t.true(((ep.counters as Record<string, number>).rtcpIn ?? 0) >= 1, 'the peer\'s report was taken');
 });
+
+test('a peer that switches to another agreed codec is transcoded for a leg it was forwarded to', async (t) => {
+  const bridge = await startBridge(t);
+  const c = await bridge.connect();
+  await c.call('session.create', {});
+  const [a, b] = await Promise.all([RtpPeer.open(t), RtpPeer.open(t)]);
+  const both = ['0 PCMU/8000', '8 PCMA/8000'];
+  const legA = await leg(c, a, { codecs: both, direction: 'sendonly' });
+  const legB = await leg(c, b, { codecs: both, direction: 'recvonly' });
+  t.is((await c.call('session.info', {})).routes.find((r) => r.destination === legB.id)!.mode, 'forward');
+  await a.sendSine(legA.bridge, { freq: 600, ms: 600, pt: 0, ssrc: 5 });
+  await a.sendSine(legA.bridge, { freq: 600, ms: 600, pt: 8, ssrc: 5, seq: 2000 });
+  await sleep(200);
+  const forwarded = b.received.length;
+  t.true(forwarded >= 55, `${forwarded} packets: the PCMA half reached B too`);
+  t.true(b.received.every((p) => p.pt === 0), 'all in PCMU, the send codec B negotiated');
+  const f = goertzelPower(b.decodedPcmu(35), 8000, 600);
+  t.true(f > 100 * goertzelPower(b.decodedPcmu(35), 8000, 1500), 'the transcoded half is the same tone');
+});
