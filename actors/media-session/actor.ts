@@ -43,13 +43,13 @@ export default defineActor<SessionProtocol, null, SessionArgs>({
       relayClose: (home, endpointId, closeSockets) => ctx.ref<SessionProtocol>(home).send({ type: 'relayClose', endpointId, closeSockets }),
       setTimeout: (fn, ms) => ctx.setTimeout(fn, ms),
       setInterval: (fn, ms) => ctx.setInterval(fn, ms),
-      countPacket: (kind) => packetsCounter.inc({ kind }),
+      countPacket: (kind, n) => packetsCounter.inc({ kind }, n),
     });
     sessions.set(ctx, session);
     ctx.onCleanup(() => session.close());
     // A front that restarted has an empty registry: a session it does not know is unreachable,
     // so it ends itself (closing its sockets) rather than hold ports for nobody.
-    ctx.setInterval(() => {
+    const check = () =>
       bridge.request({ type: 'owns', sessionId }, { timeoutMs: 2000 }).then(
         (owned) => {
           if (!owned) {
@@ -59,7 +59,8 @@ export default defineActor<SessionProtocol, null, SessionArgs>({
         },
         () => undefined, // the front is restarting: ask again later
       );
-    }, ctx.args.ownerCheckMs ?? 5000);
+    const every = ctx.args.ownerCheckMs ?? 5000;
+    ctx.setTimeout(() => ctx.setInterval(check, every), Math.floor(Math.random() * every));
     return null;
   },
   handlers: {

@@ -5,7 +5,7 @@
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { threadId } from 'node:worker_threads';
-import type { Direction } from '../../protocols/media/types.js';
+import type { CodecName, Direction } from '../../protocols/media/types.js';
 import { answerOffer, answerReinvite, acceptAnswer, createOffer, createRekeyOffer, type LocalMedia, type Negotiated, type PendingOffer } from '../../protocols/media/sdp/index.js';
 import { SrtpReceiveContext, SrtpReceiver, SrtpSendContext } from '../../protocols/media/srtp/index.js';
 import { isRtcpPacket, parseRtp, writeRtpHeader, type RtpHeader } from '../../protocols/media/rtp.js';
@@ -105,6 +105,17 @@ export class RtpEndpoint {
     sockets.onPacket = (data, address, port, rtcp) => this.receive(data, address, port, rtcp);
   }
 
+  /** The codec of a received payload type (the last one asked is remembered). */
+  codecFor(pt: number): CodecName | null {
+    if (pt === this.lastPt) return this.lastCodec;
+    const c = this.negotiated?.codecs.find((x) => x.pt === pt);
+    this.lastPt = pt;
+    this.lastCodec = c ? c.name : null;
+    return this.lastCodec;
+  }
+  private lastPt = -1;
+  private lastCodec: CodecName | null = null;
+
   /** Direction in force: the manual override, else what SDP negotiated (peer's point of view). */
   get direction(): Direction {
     return this.override ?? this.negotiated?.peerDirection ?? this.requestedDirection;
@@ -159,7 +170,11 @@ export class RtpEndpoint {
       this.recv.resetReplay();
     }
     this.negotiated = negotiated;
-    if (changes.remote) this.latched = null;
+    this.lastPt = -1;
+    if (changes.remote) {
+      this.latched = null;
+      this.sockets?.disconnectRtp(); // the peer moved: listen to whoever sends again
+    }
     this.remoteSsrc = null;
     this.stats = null;
     this.timedOut = false;
@@ -189,7 +204,9 @@ export class RtpEndpoint {
       if (!this.recv) this.recv = new SrtpReceiver(new SrtpReceiveContext(n.recvKey.suite, n.recvKey.keySalt));
       else if (!same) this.recv.rekey(new SrtpReceiveContext(n.recvKey.suite, n.recvKey.keySalt), now);
     } else this.recv = null;
+    if (previous && (previous.remote.address !== n.remote.address || previous.remote.port !== n.remote.port)) this.sockets?.disconnectRtp();
     this.negotiated = n;
+    this.lastPt = -1;
     this.negotiatedAt = now;
     this.timedOut = false;
   }
@@ -207,7 +224,9 @@ export class RtpEndpoint {
       return;
     }
     const now = Date.now();
-    if (rtcp || (n.remote.rtcpMux && isRtcpPacket(data))) return this.receiveRtcp(data, now);
+    // RTCP on the RTP port is taken as RTCP whether or not rtcp-mux was negotiated (RFC 5761
+    // demultiplexing by payload type): it is never counted or routed as media.
+    if (rtcp || isRtcpPacket(data)) return this.receiveRtcp(data, now);
     let packet: Uint8Array = data;
     if (this.recv) {
       const r = this.recv.unprotectRtp(data, now);
@@ -224,7 +243,13 @@ export class RtpEndpoint {
       this.counters.malformed++;
       return;
     }
-    if (this.host.peerPolicy === 'latch') this.latched = { address, port };
+    if (this.host.peerPolicy === 'latch') {
+      if (this.latched?.address !== address || this.latched.port !== port) this.latched = { address, port };
+    } else if (this.sockets && !this.sockets.connected && port === n.remote.port && address === n.remote.address) {
+      // The peer sends from the address and port it announced (symmetric RTP): connect the
+      // socket to it, so each send skips the address lookup and the kernel's route lookup.
+      this.sockets.connectRtp(address, port);
+    }
     this.counters.packetsIn++;
     this.counters.bytesIn += packet.length;
     this.lastPacketAt = now;
@@ -243,6 +268,7 @@ export class RtpEndpoint {
   private allowed(n: Negotiated, address: string, port: number, rtcp: boolean): boolean {
     const policy = this.host.peerPolicy;
     if (policy === 'latch') return true;
+    if (!rtcp && address === n.remote.address && port === n.remote.port) return true; // the usual case
     const wantAddress = rtcp ? n.remote.rtcpAddress : n.remote.address;
     if (!sameAddress(address, wantAddress)) return false;
     if (policy === 'address') return true;
@@ -387,6 +413,7 @@ export class RtpEndpoint {
       offer_pending: this.pending !== null,
       ssrc: this.outbound.ssrc,
       relayed: this.sockets === null,
+      connected: this.sockets?.connected ?? false,
       counters: { ...this.counters },
     };
   }

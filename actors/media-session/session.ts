@@ -34,7 +34,17 @@ export interface SessionEnv {
   relayClose(home: string, endpointId: string, closeSockets: boolean): void;
   setTimeout(fn: () => void, ms: number): NodeJS.Timeout;
   setInterval(fn: () => void, ms: number): NodeJS.Timeout;
-  countPacket(kind: 'forwarded' | 'mixed' | 'tone'): void;
+  countPacket(kind: 'forwarded' | 'mixed' | 'tone', n: number): void;
+}
+
+/** One destination of a source's packets. */
+interface Target {
+  dest: RtpEndpoint;
+  /** Forward packets of `codec` as they are; anything else is decoded for the mixer. */
+  forward: boolean;
+  codec: CodecName;
+  pt: number;
+  frameTicks: number;
 }
 
 const ok = (result: Record<string, unknown> = {}): CommandOutcome => ({ ok: true, result });
@@ -46,7 +56,12 @@ export class Session implements RtpHost {
   readonly relays = new Map<string, { sockets: SocketPair; target: string }>();
   destroyed = false;
   private plan = new Map<string, Route>();
-  private destinationsOf = new Map<string, string[]>();
+  /** Per source: where its packets go, worked out once per change of routing. */
+  private targetsOf = new Map<string, Target[]>();
+  /** Packets sent, by kind, since the last housekeeping (added to the metrics there). */
+  private forwarded = 0;
+  private mixedSent = 0;
+  private toneSent = 0;
   private mixer = new Mixer();
   private clock: NodeJS.Timeout | null = null;
   private nextTickAt = 0;
@@ -57,7 +72,8 @@ export class Session implements RtpHost {
     readonly args: SessionArgs,
     private readonly env: SessionEnv,
   ) {
-    env.setInterval(() => this.housekeeping(), 1000);
+    // Sessions made together must not all do their housekeeping in the same millisecond.
+    env.setTimeout(() => env.setInterval(() => this.housekeeping(), 1000), Math.floor(Math.random() * 1000));
   }
 
   get actorId(): string {
@@ -296,36 +312,33 @@ export class Session implements RtpHost {
 
   /** An RTP packet that passed the endpoint's checks. */
   media(ep: RtpEndpoint, h: RtpHeader, payload: Uint8Array): void {
-    const dests = this.destinationsOf.get(ep.id);
-    if (!dests) {
+    const targets = this.targetsOf.get(ep.id);
+    if (!targets) {
       ep.counters.notSourceDrops++;
       return;
     }
     const n = ep.negotiated!;
     const tePt = n.recvTelephoneEventPt ?? n.telephoneEvent?.pt;
     if (tePt !== undefined && tePt !== null && h.payloadType === tePt) {
-      for (const d of dests) this.forwardEvent(ep, d, h, payload);
+      for (const t of targets) this.forwardEvent(ep, t.dest, h, payload);
       return;
     }
-    const codec = n.codecs.find((c) => c.pt === h.payloadType);
+    const codec = ep.codecFor(h.payloadType);
     if (!codec) {
       ep.counters.malformed++;
       return;
     }
     let decoded = false;
-    for (const id of dests) {
-      const route = this.plan.get(id)!;
-      const d = this.endpoints.get(id) as RtpEndpoint;
-      const dn = d.negotiated!;
-      if (route.mode === 'forward' && dn.sendCodec.name === codec.name) {
-        const stamp = stampForwarded(d.outbound, ep.sourceKey, h.timestamp, h.marker, rtpTimestampIncrement(dn.sendCodec.name));
-        d.sendRtp(dn.sendCodec.pt, stamp, payload);
-        this.env.countPacket('forwarded');
+    for (let i = 0; i < targets.length; i++) {
+      const t = targets[i]!;
+      if (t.forward && t.codec === codec) {
+        t.dest.sendRtp(t.pt, stampForwarded(t.dest.outbound, ep.sourceKey, h.timestamp, h.marker, t.frameTicks), payload);
+        this.forwarded++;
       } else if (!decoded) {
         decoded = true;
         if (!this.clock) this.startClock();
         try {
-          this.mixer.push(ep.id, codec.name, payload);
+          this.mixer.push(ep.id, codec, payload);
         } catch {
           ep.counters.malformed++; // a payload its codec cannot decode (a corrupt Opus frame): dropped
         }
@@ -333,8 +346,7 @@ export class Session implements RtpHost {
     }
   }
 
-  private forwardEvent(src: RtpEndpoint, destId: string, h: RtpHeader, payload: Uint8Array): void {
-    const d = this.endpoints.get(destId) as RtpEndpoint;
+  private forwardEvent(src: RtpEndpoint, d: RtpEndpoint, h: RtpHeader, payload: Uint8Array): void {
     const te = d.negotiated?.telephoneEvent;
     if (!te) return; // the destination did not negotiate telephone-event: the digit is dropped
     const stamp = stampEvent(d.outbound, src.sourceKey, h.timestamp, rtpTimestampIncrement(d.negotiated!.sendCodec.name));
@@ -359,14 +371,18 @@ export class Session implements RtpHost {
       else nodes.push({ id: ep.id, direction: ep.negotiated ? ep.direction : 'inactive', codec: ep.negotiated?.sendCodec.name ?? null, canSend: ep.negotiated !== null });
     }
     this.plan = routingPlan(nodes);
-    this.destinationsOf.clear();
+    this.targetsOf.clear();
     let mixing = false;
     for (const route of this.plan.values()) {
       if (route.mode === 'mix') mixing = true;
+      const dest = this.endpoints.get(route.destination);
+      if (dest?.type !== 'rtp' || !dest.negotiated) continue;
+      const send = dest.negotiated.sendCodec;
+      const target: Target = { dest, forward: route.mode === 'forward', codec: send.name, pt: send.pt, frameTicks: rtpTimestampIncrement(send.name) };
       for (const s of route.sources) {
-        const list = this.destinationsOf.get(s) ?? [];
-        list.push(route.destination);
-        this.destinationsOf.set(s, list);
+        const list = this.targetsOf.get(s) ?? [];
+        list.push(target);
+        this.targetsOf.set(s, list);
       }
     }
     const tones = [...this.endpoints.values()].some((e) => e.type === 'tone' && e.state === 'playing');
@@ -409,7 +425,8 @@ export class Session implements RtpHost {
       const payload = this.mixer.mixFor(d.id, codec, sources);
       if (!payload) continue;
       d.sendRtp(d.negotiated.sendCodec.pt, stampGenerated(d.outbound, rtpTimestampIncrement(codec)), payload);
-      this.env.countPacket(sources.every((s) => s.generate) ? 'tone' : 'mixed');
+      if (sources.every((s) => s.generate)) this.toneSent++;
+      else this.mixedSent++;
     }
     let finished = false;
     for (const ep of this.endpoints.values()) {
@@ -426,6 +443,10 @@ export class Session implements RtpHost {
   private reportsDue = 0;
   private housekeeping(): void {
     const now = Date.now();
+    if (this.forwarded) this.env.countPacket('forwarded', this.forwarded);
+    if (this.mixedSent) this.env.countPacket('mixed', this.mixedSent);
+    if (this.toneSent) this.env.countPacket('tone', this.toneSent);
+    this.forwarded = this.mixedSent = this.toneSent = 0;
     const reports = ++this.reportsDue % 5 === 0;
     for (const ep of this.endpoints.values()) {
       if (ep.type !== 'rtp') continue;

@@ -54,16 +54,61 @@ export class SocketPair {
     throw new Error(`no free RTP port pair in ${min}-${max}`);
   }
 
-  send(data: Uint8Array, address: string, port: number, rtcp: boolean): void {
-    if (this.closed) return;
-    (rtcp ? this.rtcp : this.rtp).send(data, port, address, this.afterSend);
-    this.sent++;
+  /** Where the RTP socket is connected (its sends then name no address), or null. */
+  private peer: { address: string; port: number } | null = null;
+
+  get connected(): boolean {
+    return this.peer !== null;
   }
 
-  /** One callback for every send (no closure per packet). */
-  private readonly afterSend = (err: Error | null): void => {
-    if (err) this.sendErrors++;
-  };
+  /**
+   * Connect the RTP socket to the peer. Once connected, the kernel delivers only that peer's
+   * datagrams to it: the endpoint does this only for a peer that sends from the address and
+   * port it announced (and never under the `latch` policy).
+   */
+  connectRtp(address: string, port: number): void {
+    if (this.closed || this.peer) return;
+    this.peer = { address, port };
+    this.rtp.connect(port, address);
+  }
+
+  /** Back to an unconnected socket (the peer moved: reinvite, relay to another address). */
+  disconnectRtp(): void {
+    if (!this.peer) return;
+    this.peer = null;
+    try {
+      this.rtp.disconnect();
+    } catch {
+      // still connecting: the connect completes, and the next send disconnects it
+    }
+  }
+
+  send(data: Uint8Array, address: string, port: number, rtcp: boolean): void {
+    if (this.closed) return;
+    if (!rtcp && this.peer) {
+      if (this.peer.port === port && this.peer.address === address) {
+        try {
+          this.rtp.send(data);
+          this.sent++;
+          return;
+        } catch {
+          // connect still in progress: fall through to an addressed send below
+        }
+      } else this.disconnectRtp();
+    }
+    // No callback: with one, Node defers it with a nextTick even when the send completed at
+    // once. An asynchronous failure still reaches the socket's 'error' handler (counted).
+    const socket = rtcp ? this.rtcp : this.rtp;
+    try {
+      socket.send(data, port, address);
+    } catch (err) {
+      // A connect that completed after we let go of the peer: undo it and send addressed.
+      if ((err as NodeJS.ErrnoException).code !== 'ERR_SOCKET_DGRAM_IS_CONNECTED') throw err;
+      socket.disconnect();
+      socket.send(data, port, address);
+    }
+    this.sent++;
+  }
 
   close(): void {
     if (this.closed) return;

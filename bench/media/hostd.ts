@@ -17,6 +17,7 @@ import { Pool, type CallLegs, type Relay, type RelayRun } from './relay.js';
 const SERVE = new URL('./serve.js', import.meta.url);
 
 class Hostd implements Relay {
+  readonly srtp = true;
   constructor(
     readonly name: string,
     readonly pid: number,

@@ -23,6 +23,8 @@ export interface Relay {
   /** Row label: 'rtpengine', 'hostd' or 'hostd/1t'. */
   readonly name: string;
   readonly pid: number;
+  /** Whether it can take SRTP on leg A. */
+  readonly srtp: boolean;
   /** Version and threads, for the report. */
   describe(): string;
   begin(calls: number, tag: string, concurrency: number): Promise<RelayRun>;

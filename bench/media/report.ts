@@ -53,12 +53,13 @@ export function bestOf(rows: Row[], relay: string, mode: 'plain' | 'srtp'): Best
 
 export interface Ratio {
   mode: 'plain' | 'srtp';
-  hostd: string;
-  /** hostd calls per core / rtpengine calls per core (each at its own best N). */
+  /** The relay compared with rtpengine (hostd, hostd/1t, node-floor). */
+  relay: string;
+  /** its calls per core / rtpengine calls per core (each at its own best N). */
   calls_per_core_ratio: number | null;
   meets_target: boolean | null;
-  /** At each N both ran: rtpengine CPU / hostd CPU (> 1: hostd uses less). */
-  same_n: Array<{ calls: number; hostd_cpu_pct: number; rtpengine_cpu_pct: number; cpu_ratio: number; hostd_pass: boolean; rtpengine_pass: boolean }>;
+  /** At each N both ran: rtpengine CPU / hostd CPU (> 1: the relay uses less). */
+  same_n: Array<{ calls: number; relay_cpu_pct: number; rtpengine_cpu_pct: number; cpu_ratio: number; relay_pass: boolean; rtpengine_pass: boolean }>;
 }
 
 export function ratios(rows: Row[], bests: Best[]): Ratio[] {
@@ -72,9 +73,9 @@ export function ratios(rows: Row[], bests: Best[]): Ratio[] {
         .flatMap((x) => {
           const y = rows.find((z) => z.relay === 'rtpengine' && z.mode === mode && z.calls === x.calls);
           if (!y || !(x.relay_cpu_pct > 0)) return [];
-          return [{ calls: x.calls, hostd_cpu_pct: x.relay_cpu_pct, rtpengine_cpu_pct: y.relay_cpu_pct, cpu_ratio: Math.round((y.relay_cpu_pct / x.relay_cpu_pct) * 100) / 100, hostd_pass: passes(x), rtpengine_pass: passes(y) }];
+          return [{ calls: x.calls, relay_cpu_pct: x.relay_cpu_pct, rtpengine_cpu_pct: y.relay_cpu_pct, cpu_ratio: Math.round((y.relay_cpu_pct / x.relay_cpu_pct) * 100) / 100, relay_pass: passes(x), rtpengine_pass: passes(y) }];
         });
-      out.push({ mode, hostd: h.relay, calls_per_core_ratio: r, meets_target: rt ? (r === null ? false : r >= 1) : null, same_n });
+      out.push({ mode, relay: h.relay, calls_per_core_ratio: r, meets_target: rt ? (r === null ? false : r >= 1) : null, same_n });
     }
   }
   return out;
@@ -83,10 +84,10 @@ export function ratios(rows: Row[], bests: Best[]): Ratio[] {
 const f = (x: number | null | undefined, d = 1): Cell => (x === null || x === undefined || !Number.isFinite(x) ? null : x.toFixed(d));
 
 export function resultsTable(rows: Row[], failed: Failed[]): string {
-  const cols = ['relay', 'mode', 'calls', 'pkt/s', 'loss %', 'jit p50', 'jit p99', 'lat p99', 'relay %', 'sys %', 'thr max %', 'µs/pkt', 'gen %', 'other %', 'late p99', 'bar', 'note'];
+  const cols = ['relay', 'mode', 'calls', 'pkt/s', 'loss %', 'jit p50', 'jit p99', 'lat p99', 'relay %', 'sys %', 'thr max %', 'µs/pkt', 'gen %', 'other+steal %', 'late p99', 'bar', 'note'];
   const body: Cell[][] = rows.map((r) => [
     r.relay, r.mode, String(r.calls), r.pps_in, f(r.loss_pct, 3), f(r.transit_jitter_ms.p50, 2), f(r.transit_jitter_ms.p99, 2), f(r.latency_ms.p99, 2),
-    f(r.relay_cpu_pct), f(r.relay_sys_pct), f(r.relay_max_thread_pct), f(r.relay_us_per_pkt), f(r.gen_cpu_pct), f(Math.max(r.other_cpu_pct, r.other_procs_pct), 0), f(r.send_late_ms.p99, 2),
+    f(r.relay_cpu_pct), f(r.relay_sys_pct), f(r.relay_max_thread_pct), f(r.relay_us_per_pkt), f(r.gen_cpu_pct), f(Math.max(r.other_cpu_pct, r.other_procs_pct) + r.steal_pct, 0), f(r.send_late_ms.p99, 2),
     passes(r) ? 'pass' : 'FAIL',
     [r.attempts > 1 ? `try ${r.attempt + 1}/${r.attempts}` : '', r.noisy ? 'noisy' : '', r.udp_rcvbuf_errors ? `rcvbuf err ${r.udp_rcvbuf_errors}` : ''].filter(Boolean).join(', '),
   ]);
@@ -95,9 +96,9 @@ export function resultsTable(rows: Row[], failed: Failed[]): string {
 }
 
 export function summaryTable(bests: Best[], rs: Ratio[]): string {
-  const cols = ['relay', 'mode', 'best N in bar', 'relay % at N', 'µs/pkt', 'calls/core', 'hostd/rtpengine'];
+  const cols = ['relay', 'mode', 'best N in bar', 'relay % at N', 'µs/pkt', 'calls/core', 'x rtpengine'];
   const body: Cell[][] = bests.map((b) => {
-    const r = rs.find((x) => x.hostd === b.relay && x.mode === b.mode);
+    const r = rs.find((x) => x.relay === b.relay && x.mode === b.mode);
     return [b.relay, b.mode, b.best_calls ? String(b.best_calls) : 'none', f(b.relay_cpu_pct), f(b.us_per_pkt), b.calls_per_core === null ? null : String(b.calls_per_core), r ? (r.calls_per_core_ratio === null ? '-' : `${r.calls_per_core_ratio.toFixed(2)}x`) : ''];
   });
   return renderTable(cols, body);

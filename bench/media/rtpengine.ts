@@ -48,6 +48,7 @@ async function freeUdpPort(): Promise<number> {
 }
 
 class Rtpengine implements Relay {
+  readonly srtp = true;
   readonly name = 'rtpengine';
   constructor(
     readonly pid: number,

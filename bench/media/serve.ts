@@ -4,8 +4,11 @@
  * silent logs, on 127.0.0.1. Prints `URL ws://127.0.0.1:<port>/ PID <pid>` once ready, then
  * serves until SIGTERM/SIGINT and cleans up.
  *
- *   node dist/bench/media/serve.js [--port 0] [--group-threads 2] [--rtp-port-min 40000] [--rtp-port-max 49999]
+ *   node dist/bench/media/serve.js [--port 0] [--group-threads 2] [--rtp-port-min 61000] [--rtp-port-max 64999]
  *
+ * The RTP range sits above Linux's ephemeral range (32768-60999), where the generator's sockets
+ * live: the bridge's RTCP reports to a leg's port+1 cannot then land on another bridge endpoint
+ * (with rtcp-mux off they would be counted there as RTP packets in). Room for 1000 calls.
  * Settings beyond the defaults: a long media timeout (no endpoint goes quiet during a run) and
  * a 1 s orphan timeout (sessions left behind by a dropped connection go quickly).
  */
@@ -21,8 +24,10 @@ const { values } = parseArgs({
   options: {
     port: { type: 'string', default: '0' },
     'group-threads': { type: 'string', default: '2' },
-    'rtp-port-min': { type: 'string', default: '40000' },
-    'rtp-port-max': { type: 'string', default: '49999' },
+    'rtp-port-min': { type: 'string', default: '61000' },
+    'rtp-port-max': { type: 'string', default: '64999' },
+    /** Address the RTP sockets bind (default: every address, as the daemon's default). */
+    'rtp-bind': { type: 'string', default: '' },
   },
 });
 const stateDir = mkdtempSync(join(tmpdir(), 'hostd-bench-media-'));
@@ -47,6 +52,7 @@ try {
     port: Number(values.port),
     rtpPortMin: Number(values['rtp-port-min']),
     rtpPortMax: Number(values['rtp-port-max']),
+    rtpBindAddress: values['rtp-bind'],
     mediaTimeoutMs: 600_000,
     orphanTimeoutMs: 1000,
     maxSessions: 100_000,

@@ -119,6 +119,9 @@ test('SRTP towards a peer: it decrypts with the key of the bridge\'s answer', as
   const f = dominantFrequency(b.decodedPcmu(3), 8000);
   t.true(Math.abs(f - 1000) < 15, `received ${f} Hz`);
   t.true(b.raw.every((p) => p.length === 12 + 160 + 10), 'every packet carries the 80-bit tag');
+  const eps = (await c.call('session.info', {})).endpoints;
+  t.true(eps.find((e) => e.endpoint_id === legA.id)!.connected as boolean, 'A sends from the port it announced: its socket is connected to it');
+  t.false(eps.find((e) => e.endpoint_id === legB.id)!.connected as boolean, 'B has not sent yet: not connected');
 });
 
 test('different codecs are transcoded: PCMU in, G.722 out, same frequency', async (t) => {
