@@ -8,9 +8,10 @@ import { listBlockDevices } from '../../volume/disks.js';
 import { DEFAULT_POLICY, type BucketPolicy } from '../metadata.js';
 import { StoreError, type StoreContext } from '../store/context.js';
 import type { Volumes } from '../volumes.js';
+import { deleteVolume, frozen, setFrozen, updateVolume } from './volume-admin.js';
 import { readJsonObject, reply, sendError, sendJson, type Reply } from './respond.js';
 
-const LATER = new Set(['drain', 'identify', 'encrypt', 'verify-volumes', 'verify-runs', 'verify-file', 'rebalance', 'storage-stats', 'debug', 'maintenance-freeze', 'notify', 'ui']);
+const LATER = new Set(['drain', 'identify', 'encrypt', 'verify-volumes', 'verify-runs', 'verify-file', 'rebalance', 'storage-stats', 'debug', 'notify', 'ui']);
 
 export function handleManage(ctx: StoreContext, volumes: Volumes, res: HttpResponse, req: HttpRequest): void {
   const method = req.getMethod().toUpperCase();
@@ -50,6 +51,23 @@ async function route(ctx: StoreContext, volumes: Volumes, r: Reply, method: stri
       if (!body) return;
       const rec = await volumes.provision(body);
       return sendJson(r, 201, { volume: volumes.view(rec) });
+    }
+  }
+  if (top === 'volumes' && a !== undefined && b === undefined && method === 'PUT') {
+    const id = volumeId(a);
+    const body = await readJsonObject(r);
+    if (!body) return;
+    return sendJson(r, 200, { volume: volumes.view(await updateVolume(ctx, id, body)) });
+  }
+  if (top === 'volumes' && a !== undefined && b === undefined && method === 'DELETE') {
+    return sendJson(r, 200, { volume: volumes.view(await deleteVolume(ctx, volumeId(a))) });
+  }
+  if (top === 'maintenance-freeze' && a === undefined) {
+    if (method === 'GET') return sendJson(r, 200, { frozen: frozen(ctx) });
+    if (method === 'PUT') {
+      const body = await readJsonObject(r);
+      if (!body) return;
+      return sendJson(r, 200, { frozen: await setFrozen(ctx, body) });
     }
   }
   if (top === 'volumes' && a !== undefined && b === undefined && method === 'GET') {
