@@ -9,9 +9,10 @@ import { DEFAULT_POLICY, type BucketPolicy } from '../metadata.js';
 import { StoreError, type StoreContext } from '../store/context.js';
 import type { Volumes } from '../volumes.js';
 import { deleteVolume, frozen, setFrozen, updateVolume } from './volume-admin.js';
+import { bucketStats, storageStats } from './stats.js';
 import { readJsonObject, reply, sendError, sendJson, type Reply } from './respond.js';
 
-const LATER = new Set(['drain', 'identify', 'encrypt', 'verify-volumes', 'verify-runs', 'verify-file', 'rebalance', 'storage-stats', 'debug', 'notify', 'ui']);
+const LATER = new Set(['drain', 'identify', 'encrypt', 'verify-volumes', 'verify-runs', 'verify-file', 'rebalance', 'debug', 'notify', 'ui']);
 
 export function handleManage(ctx: StoreContext, volumes: Volumes, res: HttpResponse, req: HttpRequest): void {
   const method = req.getMethod().toUpperCase();
@@ -75,6 +76,8 @@ async function route(ctx: StoreContext, volumes: Volumes, r: Reply, method: stri
     if (!rec) throw new StoreError(404, 'NO_SUCH_VOLUME', `no volume ${a}`);
     return sendJson(r, 200, { volume: await volumes.detail(rec) });
   }
+  if (key === 'GET storage-stats' && a === undefined) return sendJson(r, 200, await storageStats(ctx));
+  if (key === 'GET buckets' && a === 'stats' && b === undefined) return sendJson(r, 200, await bucketStats(ctx));
   if (key === 'GET buckets' && a === undefined) {
     const names = new Set<string>();
     for (const { key: k } of ctx.meta.buckets.getRange()) names.add(k);
@@ -157,7 +160,7 @@ async function route(ctx: StoreContext, volumes: Volumes, r: Reply, method: stri
     const devices = await listBlockDevices();
     return sendJson(r, 200, { blockDevices: devices });
   }
-  if (LATER.has(top ?? '') || (top === 'volumes' && a !== undefined) || top === 'blockDevices' || (top === 'buckets' && a === 'stats')) {
+  if (LATER.has(top ?? '') || (top === 'volumes' && a !== undefined) || top === 'blockDevices') {
     throw new StoreError(501, 'NOT_IMPLEMENTED', `${method} ${url} is not implemented in this version yet`);
   }
   throw new StoreError(404, 'NO_SUCH_ENDPOINT', `no management endpoint ${method} ${url}`);
