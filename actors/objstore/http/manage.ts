@@ -10,9 +10,10 @@ import { StoreError, type StoreContext } from '../store/context.js';
 import type { Volumes } from '../volumes.js';
 import { deleteVolume, frozen, setFrozen, updateVolume } from './volume-admin.js';
 import { bucketStats, storageStats } from './stats.js';
+import { verifyObject } from '../store/verify.js';
 import { readJsonObject, reply, sendError, sendJson, type Reply } from './respond.js';
 
-const LATER = new Set(['drain', 'identify', 'encrypt', 'verify-volumes', 'verify-runs', 'verify-file', 'rebalance', 'debug', 'notify', 'ui']);
+const LATER = new Set(['drain', 'identify', 'encrypt', 'verify-volumes', 'verify-runs', 'rebalance', 'debug', 'notify', 'ui']);
 
 export function handleManage(ctx: StoreContext, volumes: Volumes, res: HttpResponse, req: HttpRequest): void {
   const method = req.getMethod().toUpperCase();
@@ -75,6 +76,19 @@ async function route(ctx: StoreContext, volumes: Volumes, r: Reply, method: stri
     const rec = ctx.meta.volumes.get(volumeId(a));
     if (!rec) throw new StoreError(404, 'NO_SUCH_VOLUME', `no volume ${a}`);
     return sendJson(r, 200, { volume: await volumes.detail(rec) });
+  }
+  if (key === 'POST verify-file' && a !== undefined && b === undefined) {
+    const t = parseTarget(`/${a}`);
+    if (t.kind !== 'id') throw new StoreError(400, 'INVALID_OBJECT_ID', `${JSON.stringify(a)} is not an object id ('$' and 24 hex characters)`);
+    const rec = ctx.meta.find(t);
+    if (!rec) throw new StoreError(404, 'NOT_FOUND', `no object ${a}`);
+    const body = await readJsonObject(r);
+    if (!body) return;
+    const unknown = Object.keys(body).filter((k) => k !== 'mode');
+    if (unknown.length) throw new StoreError(400, 'UNKNOWN_FIELD', `unknown field(s): ${unknown.join(', ')} (the body is {"mode": "light"|"full"})`);
+    const mode = body.mode ?? 'full';
+    if (mode !== 'light' && mode !== 'full') throw new StoreError(400, 'INVALID_FIELD', `mode must be "light" or "full"; got ${JSON.stringify(mode)}`);
+    return sendJson(r, 200, await verifyObject(ctx, rec, mode));
   }
   if (key === 'GET storage-stats' && a === undefined) return sendJson(r, 200, await storageStats(ctx));
   if (key === 'GET buckets' && a === 'stats' && b === undefined) return sendJson(r, 200, await bucketStats(ctx));

@@ -20,6 +20,37 @@ interface Batch {
 /** Chunks of one slice for stripes first..last (each entry one stripe's chunk, or empty). */
 type SliceChunks = Uint8Array[];
 
+/**
+ * Chunks of slice `index` of an object for stripes first..last (an empty array where a data
+ * slice holds no chunk), read from its volume, which checks every chunk's CRC32C.
+ */
+export async function readSliceChunks(ctx: StoreContext, rec: ObjectRecord, g: Geometry, index: number, first: number, last: number): Promise<Uint8Array[]> {
+  const isData = index < g.k;
+  const lens: number[] = [];
+  for (let s = first; s <= last; s++) lens.push(isData ? dataChunkLength(g, s, index) : parityChunkLength(g, s));
+  const count = lens.filter((l) => l > 0).length;
+  if (count === 0) return lens.map(() => new Uint8Array(0));
+  const volumeId = index < rec.k ? rec.dataVolumes[index]! : rec.parityVolumes[index - rec.k]!;
+  const ref = ctx.volume(volumeId);
+  if (!ref) throw new StoreError(503, 'MISSING', `volume ${volumeId} is not present`);
+  const r: ReadReply = await ref.request({ type: 'read', objectId: rec.id, index, firstChunk: first, count }, { timeoutMs: ctx.settings.ioTimeoutMs * 2 });
+  const bytes = new Uint8Array(r.data);
+  const out: Uint8Array[] = [];
+  let off = 0;
+  let c = 0;
+  for (const want of lens) {
+    if (want === 0) {
+      out.push(new Uint8Array(0));
+      continue;
+    }
+    const got = r.lengths[c++];
+    if (got !== want) throw new StoreError(503, 'BAD_SLICE', `slice ${index} of ${rec.id} has a chunk of ${got} bytes where ${want} were expected`);
+    out.push(bytes.subarray(off, off + got));
+    off += got;
+  }
+  return out;
+}
+
 export class ObjectReader {
   private readonly ctx: StoreContext;
   private readonly rec: ObjectRecord;
@@ -80,30 +111,7 @@ export class ObjectReader {
   /** Chunks of slice `index` for the batch's stripes (data slices hold no chunk where the data ends). */
   private async readSlice(index: number, batch: Batch): Promise<SliceChunks> {
     if (this.bad.has(index)) throw new Error(`slice ${index} already found bad`);
-    const isData = index < this.g.k;
-    const lens: number[] = [];
-    for (let s = batch.first; s <= batch.last; s++) lens.push(isData ? dataChunkLength(this.g, s, index) : parityChunkLength(this.g, s));
-    const count = lens.filter((l) => l > 0).length;
-    if (count === 0) return lens.map(() => new Uint8Array(0));
-    const volumeId = this.volumeOf(index);
-    const ref = this.ctx.volume(volumeId);
-    if (!ref) throw new StoreError(503, 'MISSING', `volume ${volumeId} is not present`);
-    const r: ReadReply = await ref.request({ type: 'read', objectId: this.rec.id, index, firstChunk: batch.first, count }, { timeoutMs: this.ctx.settings.ioTimeoutMs * 2 });
-    const bytes = new Uint8Array(r.data);
-    const out: SliceChunks = [];
-    let off = 0;
-    let c = 0;
-    for (const want of lens) {
-      if (want === 0) {
-        out.push(new Uint8Array(0));
-        continue;
-      }
-      const got = r.lengths[c++];
-      if (got !== want) throw new StoreError(503, 'BAD_SLICE', `slice ${index} of ${this.rec.id} has a chunk of ${got} bytes where ${want} were expected`);
-      out.push(bytes.subarray(off, off + got));
-      off += got;
-    }
-    return out;
+    return readSliceChunks(this.ctx, this.rec, this.g, index, batch.first, batch.last);
   }
 
   private volumeOf(index: number): number {
