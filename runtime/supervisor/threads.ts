@@ -33,6 +33,8 @@ export class Threads {
   private readonly opts: ThreadsOptions;
   private readonly threads = new Map<number, ThreadHandle>();
   private closing = false;
+  /** Threads between their start and their first answer (settles either way). */
+  private readonly booting = new Set<Promise<void>>();
 
   constructor(opts: ThreadsOptions) {
     this.opts = opts;
@@ -69,12 +71,19 @@ export class Threads {
     });
     const timeoutMs = this.opts.startTimeoutMs ?? 10_000;
     let timer: NodeJS.Timeout | undefined;
+    const booted = Promise.race([
+      api.ping(),
+      exited.then((code) => Promise.reject(new Error(`worker thread exited with code ${code} during start`))),
+      new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`worker thread did not start within ${timeoutMs} ms`)), timeoutMs))),
+    ]);
+    const settled = booted.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.booting.add(settled);
+    void settled.finally(() => this.booting.delete(settled));
     try {
-      await Promise.race([
-        api.ping(),
-        exited.then((code) => Promise.reject(new Error(`worker thread exited with code ${code} during start`))),
-        new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`worker thread did not start within ${timeoutMs} ms`)), timeoutMs))),
-      ]);
+      await booted;
     } catch (err) {
       await worker.terminate();
       throw err;
@@ -108,6 +117,9 @@ export class Threads {
   /** Stop every thread (after the actors have been stopped). */
   async terminateAll(): Promise<void> {
     this.closing = true;
+    // A thread still booting (a SIGTERM during start-up) is in native code (opening LMDB, loading
+    // addons): terminating it there aborts the whole process. Let it finish booting first.
+    await Promise.all([...this.booting]);
     await Promise.all(this.all().map((t) => t.worker.terminate()));
   }
 

@@ -167,12 +167,14 @@ async function portFree(ms = 10_000): Promise<void> {
   }
 }
 
-/** Start `hostd daemon` over the state directory and wait until the object store listens. */
+/** Start `hostd daemon` over the state directory and wait until the object store listens and the daemon is ready. */
 export async function startStore(t: ExecutionContext, s: StoreDir, args: string[] = []): Promise<RunningStore> {
   await portFree();
   const d = startDaemon(t, ['--state-dir', s.dir, '--metrics-port', '0', ...args]);
   s.daemons.push(d);
   const listening = await d.waitFor((l) => l.msg === 'object store listening', 60_000);
+  // The other services (the media bridge) start after the store: wait for the whole daemon.
+  await d.waitFor((l) => l.msg === 'daemon ready', 60_000);
   return { d, listening };
 }
 
@@ -182,7 +184,12 @@ export const DEMO_ARGS = ['--demo-volumes', '--demo-volume-mib', String(DEMO_MIB
 /** Stop the daemon with `signal` and wait for it to exit. */
 export async function stop(d: Daemon, signal: NodeJS.Signals = 'SIGTERM'): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
   d.proc.kill(signal);
-  return d.exited;
+  const exit = await d.exited;
+  if (signal === 'SIGTERM' && exit.code !== 0) {
+    // Say why in the test's output: the daemon's own last words.
+    console.error(`daemon exit ${JSON.stringify(exit)}; stderr:\n${d.stderr().slice(-4000)}\nlast log lines:\n${d.lines.slice(-15).map((l) => JSON.stringify(l)).join('\n')}`);
+  }
+  return exit;
 }
 
 export interface SliceFile {

@@ -1,5 +1,5 @@
 /** An object store on real loop devices, in-process, on an ephemeral port. */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ExecutionContext } from 'ava';
@@ -51,12 +51,27 @@ export async function startStore(t: ExecutionContext, opts: { volumes?: number; 
       rmSync(stateDir, { recursive: true, force: true });
     }
   });
-  await system.start({
-    id: 'objstore.supervisor',
-    children: [{ id: 'objstore', module: OBJSTORE_MODULE, args: objstoreArgs(stateDir, { ioTimeoutMs: 3000, bodyIdleTimeoutMs: 1500, maxObjectBytes: 1024 ** 4 }, 0, '127.0.0.1') }],
-  });
-  const info = await system.ref<ObjstoreProtocol>('objstore').request({ type: 'info' });
-  const url = `http://127.0.0.1:${info.port}`;
+  // A store's boot probes every block device of the machine (mounting each briefly to read its
+  // identity), which would race another test file's store provisioning its fresh loop devices:
+  // stores start, and provision, one at a time across the test processes.
+  const release = await startLock();
+  let url: string;
+  try {
+    await system.start({
+      id: 'objstore.supervisor',
+      children: [{ id: 'objstore', module: OBJSTORE_MODULE, args: objstoreArgs(stateDir, { ioTimeoutMs: 3000, bodyIdleTimeoutMs: 1500, maxObjectBytes: 1024 ** 4 }, 0, '127.0.0.1') }],
+    });
+    const info = await system.ref<ObjstoreProtocol>('objstore').request({ type: 'info' });
+    url = `http://127.0.0.1:${info.port}`;
+    if (opts.provision !== false) {
+      for (const d of devices) {
+        const res = await fetch(`${url}/$/volumes`, { method: 'POST', body: JSON.stringify({ blockPath: d, wipe: Date.now() }) });
+        if (res.status !== 201) throw new Error(`provisioning ${d}: ${res.status} ${await res.text()}`);
+      }
+    }
+  } finally {
+    release();
+  }
   const store: Store = {
     system,
     url,
@@ -64,11 +79,38 @@ export async function startStore(t: ExecutionContext, opts: { volumes?: number; 
     devices,
     provision: (device) => fetch(`${url}/$/volumes`, { method: 'POST', body: JSON.stringify({ blockPath: device, wipe: Date.now() }) }),
   };
-  if (opts.provision !== false) {
-    for (const d of devices) {
-      const res = await store.provision(d);
-      if (res.status !== 201) throw new Error(`provisioning ${d}: ${res.status} ${await res.text()}`);
+  return store;
+}
+
+const LOCK = join(tmpdir(), 'hostd-test-store-start.lock');
+
+/** A lock across test processes (mkdir is atomic); a lock left by a dead process is taken over. */
+async function startLock(): Promise<() => void> {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    try {
+      mkdirSync(LOCK);
+      writeFileSync(join(LOCK, 'pid'), String(process.pid));
+      return () => rmSync(LOCK, { recursive: true, force: true });
+    } catch {
+      let owner = 0;
+      try {
+        owner = Number(readFileSync(join(LOCK, 'pid'), 'utf8'));
+      } catch {
+        /* being created or removed */
+      }
+      if (owner > 0 && owner !== process.pid && !alive(owner)) rmSync(LOCK, { recursive: true, force: true });
+      if (Date.now() > deadline) throw new Error(`could not take ${LOCK} within 120 s`);
+      await new Promise((r) => setTimeout(r, 50));
     }
   }
-  return store;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -64,3 +64,18 @@ test.serial('bad media settings stop start-up with a message naming them', (t) =
   t.regex(help.stdout, /--media-port/);
   t.regex(help.stdout, /MEDIA_ORPHAN_TIMEOUT_MS/);
 });
+
+test.serial('SIGTERM at any moment of start-up ends the daemon cleanly, never with an abort', async (t) => {
+  const dir = stateDir(t);
+  for (const delayMs of [50, 150, 300, 450, 600, 900]) {
+    const d = startDaemon(t, ['--state-dir', dir, '--services', 'media', '--metrics-port', '0', '--media-port', '0']);
+    await new Promise((r) => setTimeout(r, delayMs));
+    d.proc.kill('SIGTERM');
+    const exit = await d.exited;
+    // Before Node has installed the daemon's handler the signal's default action ends it (signal
+    // SIGTERM); after, the daemon stops in order (exit code). Never an abort (SIGABRT).
+    const clean = exit.signal === 'SIGTERM' || (exit.signal === null && (exit.code === 0 || exit.code === 1));
+    t.true(clean, `SIGTERM after ${delayMs} ms: ${JSON.stringify(exit)} ${d.stderr().slice(-800)}`);
+    t.notRegex(d.stderr(), /FATAL ERROR|Abort/);
+  }
+});
