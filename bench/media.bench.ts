@@ -20,6 +20,7 @@
  * Helpers for the profile: media/profile-summary.ts (cpuprofile → per-packet buckets) and
  * media/primitives.ts (costs of the Node primitives on the packet path).
  */
+import { optionsOrExit } from './media/cli.js';
 import os from 'node:os';
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -169,18 +170,9 @@ const log = (s: string) => process.stderr.write(s + '\n');
 const noise = (r: RunResult): number => Math.round(Math.max(r.other_cpu_pct, r.other_procs_pct) + r.steal_pct);
 
 async function main(): Promise<number> {
-  let opts: Options | null;
-  try {
-    opts = parseOptions();
-  } catch (e) {
-    console.error((e as Error).message + '\n\n' + HELP);
-    return 2;
-  }
-  if (!opts) {
-    console.log(HELP);
-    return 0;
-  }
-  const o = opts;
+  const cli = optionsOrExit(parseOptions, HELP);
+  if ('exit' in cli) return cli.exit;
+  const o = cli.options;
   const relays: Relay[] = [];
   const stopAll = async () => {
     await Promise.all(relays.map((r) => r.stop().catch(() => undefined)));

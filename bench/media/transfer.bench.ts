@@ -18,6 +18,7 @@
  * same-thread case (µs and %) and, last, one JSON line {"bench":"media-transfer",...}.
  * Progress (one line per run) goes to stderr.
  */
+import { optionsOrExit } from './cli.js';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { medianRecord } from '../lib/stats.js';
@@ -208,18 +209,9 @@ function table(meds: Med[]): string {
 }
 
 async function main(): Promise<number> {
-  let parsed: Options | null;
-  try {
-    parsed = parseOptions();
-  } catch (e) {
-    console.error((e as Error).message + '\n\n' + HELP);
-    return 2;
-  }
-  if (!parsed) {
-    console.log(HELP);
-    return 0;
-  }
-  const o = parsed;
+  const cli = optionsOrExit(parseOptions, HELP);
+  if ('exit' in cli) return cli.exit;
+  const o = cli.options;
   const started = Date.now();
   const load0 = os.loadavg();
   let hostd: Relay;

@@ -51,6 +51,14 @@ export async function startBridge(t: ExecutionContext, values: Partial<MediaValu
   };
 }
 
+/** A bridge, a connection to it, and a session bound to that connection. */
+export async function bridgeSession(t: ExecutionContext, values: Partial<MediaValues> = {}): Promise<{ bridge: Bridge; c: MediaBridgeClient; sessionId: string }> {
+  const bridge = await startBridge(t, values);
+  const c = await bridge.connect();
+  const { session_id } = await c.call('session.create', {});
+  return { bridge, c, sessionId: session_id };
+}
+
 export interface Received {
   seq: number;
   ts: number;

@@ -3,7 +3,7 @@ import test from 'ava';
 import WebSocket from 'ws';
 import { MediaBridgeError } from '../../actors/media-bridge/client.js';
 import dgram from 'node:dgram';
-import { leg, RtpPeer, startBridge, sleep } from '../helpers/media.js';
+import { leg, RtpPeer, startBridge, sleep, bridgeSession } from '../helpers/media.js';
 
 const code = async (p: Promise<unknown>) => {
   try {
@@ -125,9 +125,7 @@ test('max_endpoints_per_session and colocate_with', async (t) => {
 });
 
 test('sessions a restarted front does not know end themselves and free their ports', async (t) => {
-  const bridge = await startBridge(t);
-  const c = await bridge.connect();
-  await c.call('session.create', {});
+  const { bridge, c } = await bridgeSession(t);
   const peer = await RtpPeer.open(t);
   const ep = await leg(c, peer);
   const { BRIDGE_ID } = await import('../../actors/media-bridge/messages.js');

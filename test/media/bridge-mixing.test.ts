@@ -6,12 +6,10 @@
 import test from 'ava';
 import { buildReceiverReport, parseRtcp } from '../../protocols/media/rtcp.js';
 import { goertzelPower } from '../helpers/audio.js';
-import { leg, RtpPeer, startBridge, sleep } from '../helpers/media.js';
+import { leg, RtpPeer, startBridge, sleep, bridgeSession } from '../helpers/media.js';
 
 test('a leg that hears two others gets both mixed; each source hears only the others', async (t) => {
-  const bridge = await startBridge(t);
-  const c = await bridge.connect();
-  await c.call('session.create', {});
+  const { c } = await bridgeSession(t);
   const [a, b, d] = await Promise.all([RtpPeer.open(t), RtpPeer.open(t), RtpPeer.open(t)]);
   const legA = await leg(c, a);
   const legB = await leg(c, b);
@@ -29,9 +27,7 @@ test('a leg that hears two others gets both mixed; each source hears only the ot
 });
 
 test('an outgoing stream keeps its SSRC, sequence and timestamp through source changes', async (t) => {
-  const bridge = await startBridge(t);
-  const c = await bridge.connect();
-  await c.call('session.create', {});
+  const { c } = await bridgeSession(t);
   const [a, b, d] = await Promise.all([RtpPeer.open(t), RtpPeer.open(t), RtpPeer.open(t)]);
   const legA = await leg(c, a, { direction: 'sendonly' });
   const legD = await leg(c, d, { direction: 'recvonly' });
@@ -53,9 +49,7 @@ test('an outgoing stream keeps its SSRC, sequence and timestamp through source c
 });
 
 test('RTCP: the bridge sends sender reports with a block for the peer, and takes the peer\'s reports', async (t) => {
-  const bridge = await startBridge(t);
-  const c = await bridge.connect();
-  await c.call('session.create', {});
+  const { c } = await bridgeSession(t);
   const a = await RtpPeer.open(t);
   const legA = await leg(c, a, { mux: true });
   const rtcp: Buffer[] = [];
@@ -79,9 +73,7 @@ test('RTCP: the bridge sends sender reports with a block for the peer, and takes
 });
 
 test('a peer that switches to another agreed codec is transcoded for a leg it was forwarded to', async (t) => {
-  const bridge = await startBridge(t);
-  const c = await bridge.connect();
-  await c.call('session.create', {});
+  const { c } = await bridgeSession(t);
   const [a, b] = await Promise.all([RtpPeer.open(t), RtpPeer.open(t)]);
   const both = ['0 PCMU/8000', '8 PCMA/8000'];
   const legA = await leg(c, a, { codecs: both, direction: 'sendonly' });

@@ -6,7 +6,7 @@
 import test from 'ava';
 import { randomBytes } from 'node:crypto';
 import { MediaBridgeError } from '../../actors/media-bridge/client.js';
-import { mediaAddress, RtpPeer, sdpKey, srtpSender, startBridge, sleep } from '../helpers/media.js';
+import { mediaAddress, RtpPeer, sdpKey, srtpSender, startBridge, sleep, bridgeSession } from '../helpers/media.js';
 
 const code = (p: Promise<unknown>) => p.then(() => 'ok', (e: MediaBridgeError) => `${e.code}: ${e.message}`);
 
@@ -24,9 +24,7 @@ const BROKEN: Array<[string, string]> = [
 ];
 
 test('offers that break a rule get ENDPOINT_ERROR and create nothing', async (t) => {
-  const bridge = await startBridge(t);
-  const c = await bridge.connect();
-  await c.call('session.create', {});
+  const { c } = await bridgeSession(t);
   for (const [rule, offer] of BROKEN) {
     const r = await code(c.call('endpoint.rtp.create_from_offer', { sdp: offer }));
     t.regex(r, /^ENDPOINT_ERROR: ./, rule);
@@ -35,9 +33,7 @@ test('offers that break a rule get ENDPOINT_ERROR and create nothing', async (t)
 });
 
 test('rule 2 end to end: a secure section with a usable key is chosen over an earlier plain one', async (t) => {
-  const bridge = await startBridge(t);
-  const c = await bridge.connect();
-  await c.call('session.create', {});
+  const { c } = await bridgeSession(t);
   const r = await c.call('endpoint.rtp.create_from_offer', { sdp: sdp('m=audio 4000 RTP/AVP 0', 'm=audio 4002 RTP/SAVP 0', `a=crypto:1 AES_CM_128_HMAC_SHA1_80 inline:${key()}`) });
   const sections = r.sdp_answer.split(/\r?\n/).filter((l) => l.startsWith('m='));
   t.is(sections.length, 2, 'rule 3: same sections in the same order');
@@ -46,9 +42,7 @@ test('rule 2 end to end: a secure section with a usable key is chosen over an ea
 });
 
 test('rule 5: an answer to our offer with two active audio sections is refused and the offer stays pending', async (t) => {
-  const bridge = await startBridge(t);
-  const c = await bridge.connect();
-  await c.call('session.create', {});
+  const { c } = await bridgeSession(t);
   const offer = await c.call('endpoint.rtp.create_offer', {});
   t.regex(await code(c.call('endpoint.rtp.accept_answer', { endpoint_id: offer.endpoint_id, sdp: sdp('m=audio 4000 RTP/AVP 0', 'm=audio 4002 RTP/AVP 0') })), /^ENDPOINT_ERROR/);
   const ep = (await c.call('session.info', {})).endpoints[0]!;
@@ -57,9 +51,7 @@ test('rule 5: an answer to our offer with two active audio sections is refused a
 });
 
 test('rule 8: a secure endpoint refuses a plain reinvite and keeps working as before', async (t) => {
-  const bridge = await startBridge(t);
-  const c = await bridge.connect();
-  await c.call('session.create', {});
+  const { c } = await bridgeSession(t);
   const a = await RtpPeer.open(t);
   const peerKey = { suite: 'AES_CM_128_HMAC_SHA1_80' as const, key: randomBytes(30) };
   const legA = await c.call('endpoint.rtp.create_from_offer', { sdp: a.sdp({ crypto: peerKey }) });
@@ -72,9 +64,7 @@ test('rule 8: a secure endpoint refuses a plain reinvite and keeps working as be
 });
 
 test('reinvite updates the remote address (hold/unhold) and keeps the send codec', async (t) => {
-  const bridge = await startBridge(t);
-  const c = await bridge.connect();
-  await c.call('session.create', {});
+  const { c } = await bridgeSession(t);
   const a = await RtpPeer.open(t);
   const legA = await c.call('endpoint.rtp.create_from_offer', { sdp: a.sdp({ codecs: ['8 PCMA/8000', '0 PCMU/8000'] }) });
   const moved = await RtpPeer.open(t);
@@ -90,9 +80,7 @@ test('reinvite updates the remote address (hold/unhold) and keeps the send codec
 });
 
 test('srtp_rekey: a new key in a new offer; the old receive key keeps working for 5 s, then not', async (t) => {
-  const bridge = await startBridge(t);
-  const c = await bridge.connect();
-  await c.call('session.create', {});
+  const { c } = await bridgeSession(t);
   const a = await RtpPeer.open(t);
   const oldKey = { suite: 'AES_CM_128_HMAC_SHA1_80' as const, key: randomBytes(30) };
   const legA = await c.call('endpoint.rtp.create_from_offer', { sdp: a.sdp({ crypto: oldKey }) });
@@ -118,9 +106,7 @@ test('srtp_rekey: a new key in a new offer; the old receive key keeps working fo
 });
 
 test('telephone-event is passed through with payload-type remapping', async (t) => {
-  const bridge = await startBridge(t);
-  const c = await bridge.connect();
-  await c.call('session.create', {});
+  const { c } = await bridgeSession(t);
   const a = await RtpPeer.open(t);
   const legA = await c.call('endpoint.rtp.create_from_offer', { sdp: a.sdp({ te: true }) });
   const b = await RtpPeer.open(t);

@@ -8,7 +8,7 @@ import dgram from 'node:dgram';
 import { randomBytes } from 'node:crypto';
 import { G722Decoder } from '../../protocols/media/codecs/g722.js';
 import { dominantFrequency } from '../helpers/audio.js';
-import { ffmpeg, mediaAddress, RtpPeer, sdpKey, srtpReceiver, srtpSender, startBridge, sleep, leg } from '../helpers/media.js';
+import { ffmpeg, mediaAddress, RtpPeer, sdpKey, srtpReceiver, srtpSender, startBridge, sleep, leg, bridgeSession } from '../helpers/media.js';
 
 async function freePort(): Promise<number> {
   const s = dgram.createSocket('udp4');
@@ -43,9 +43,7 @@ function ffmpegSend(t: Parameters<typeof ffmpeg>[0], to: { address: string; port
 
 
 test('plain RTP from ffmpeg reaches the other leg as forwarded PCMU of the same frequency', async (t) => {
-  const bridge = await startBridge(t);
-  const c = await bridge.connect();
-  await c.call('session.create', {});
+  const { c } = await bridgeSession(t);
   const port = await freePort();
   const a = await c.call('endpoint.rtp.create_from_offer', { sdp: ffmpegSdp(port) });
   const b = await RtpPeer.open(t);
@@ -65,9 +63,7 @@ test('plain RTP from ffmpeg reaches the other leg as forwarded PCMU of the same 
 });
 
 test('SRTP: ffmpeg sends with the key of the answer given to the bridge; the plain leg hears it', async (t) => {
-  const bridge = await startBridge(t);
-  const c = await bridge.connect();
-  await c.call('session.create', {});
+  const { c } = await bridgeSession(t);
   const offer = await c.call('endpoint.rtp.create_offer', { srtp: true });
   t.regex(offer.sdp_offer, /RTP\/SAVP/);
   t.is(sdpKey(offer.sdp_offer).key.length, 30);
@@ -86,9 +82,7 @@ test('SRTP: ffmpeg sends with the key of the answer given to the bridge; the pla
 });
 
 test('SRTP with a wrong key is rejected by authentication: nothing reaches the other leg', async (t) => {
-  const bridge = await startBridge(t);
-  const c = await bridge.connect();
-  await c.call('session.create', {});
+  const { c } = await bridgeSession(t);
   const port = await freePort();
   const announced = randomBytes(30);
   const a = await c.call('endpoint.rtp.create_from_offer', { sdp: ffmpegSdp(port, { key: announced }) });
@@ -105,9 +99,7 @@ test('SRTP with a wrong key is rejected by authentication: nothing reaches the o
 });
 
 test('SRTP towards a peer: it decrypts with the key of the bridge\'s answer', async (t) => {
-  const bridge = await startBridge(t);
-  const c = await bridge.connect();
-  await c.call('session.create', {});
+  const { c } = await bridgeSession(t);
   const a = await RtpPeer.open(t);
   const legA = await leg(c, a);
   const b = await RtpPeer.open(t);
@@ -125,9 +117,7 @@ test('SRTP towards a peer: it decrypts with the key of the bridge\'s answer', as
 });
 
 test('different codecs are transcoded: PCMU in, G.722 out, same frequency', async (t) => {
-  const bridge = await startBridge(t);
-  const c = await bridge.connect();
-  await c.call('session.create', {});
+  const { c } = await bridgeSession(t);
   const a = await RtpPeer.open(t);
   const legA = await leg(c, a);
   const b = await RtpPeer.open(t);

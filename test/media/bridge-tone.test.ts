@@ -2,13 +2,11 @@
 import test from 'ava';
 import { createRequire } from 'node:module';
 import { dominantFrequency, goertzelPower, rms } from '../helpers/audio.js';
-import { mediaAddress, RtpPeer, startBridge, sleep, leg } from '../helpers/media.js';
+import { mediaAddress, RtpPeer, startBridge, sleep, leg, bridgeSession } from '../helpers/media.js';
 
 
 test('a sine tone decodes to the asked frequency; duration_ms ends it with endpoint.tone.finished', async (t) => {
-  const bridge = await startBridge(t);
-  const c = await bridge.connect();
-  await c.call('session.create', {});
+  const { c } = await bridgeSession(t);
   const b = await RtpPeer.open(t);
   await leg(c, b);
   const tone = await c.call('endpoint.create_tone', { tone: 'sine', frequency: 1234, duration_ms: 1000 });
@@ -26,9 +24,7 @@ test('a sine tone decodes to the asked frequency; duration_ms ends it with endpo
 });
 
 test('ringback has 440 and 480 Hz and its 2 s on / 4 s off cadence starts on', async (t) => {
-  const bridge = await startBridge(t);
-  const c = await bridge.connect();
-  await c.call('session.create', {});
+  const { c } = await bridgeSession(t);
   const b = await RtpPeer.open(t);
   await leg(c, b);
   await c.call('endpoint.create_tone', { tone: 'ringback', duration_ms: 2600 });
@@ -42,9 +38,7 @@ test('ringback has 440 and 480 Hz and its 2 s on / 4 s off cadence starts on', a
 });
 
 test('a tone above what PCMU carries never reaches a PCMU leg as an alias, while an Opus leg gets it', async (t) => {
-  const bridge = await startBridge(t);
-  const c = await bridge.connect();
-  await c.call('session.create', {});
+  const { c } = await bridgeSession(t);
   const pcmu = await RtpPeer.open(t);
   await leg(c, pcmu);
   const opus = await RtpPeer.open(t);
@@ -65,9 +59,7 @@ test('a tone above what PCMU carries never reaches a PCMU leg as an alias, while
 });
 
 test('direction changes stop and start the right flows', async (t) => {
-  const bridge = await startBridge(t);
-  const c = await bridge.connect();
-  await c.call('session.create', {});
+  const { c } = await bridgeSession(t);
   const a = await RtpPeer.open(t);
   const legA = await leg(c, a);
   const b = await RtpPeer.open(t);
@@ -93,9 +85,7 @@ test('direction changes stop and start the right flows', async (t) => {
 });
 
 test('the SDP direction is the peer\'s: a sendonly offer gets a recvonly answer and is a source only', async (t) => {
-  const bridge = await startBridge(t);
-  const c = await bridge.connect();
-  await c.call('session.create', {});
+  const { c } = await bridgeSession(t);
   const a = await RtpPeer.open(t);
   const legA = await leg(c, a, { direction: 'sendonly' });
   t.regex(legA.answer, /a=recvonly/);
@@ -108,9 +98,7 @@ test('the SDP direction is the peer\'s: a sendonly offer gets a recvonly answer 
 });
 
 test('media timeout: endpoint.media_timeout when media stops, state disconnected, connected again when it resumes', async (t) => {
-  const bridge = await startBridge(t, { mediaTimeoutMs: 1000 });
-  const c = await bridge.connect();
-  await c.call('session.create', {});
+  const { c } = await bridgeSession(t, { mediaTimeoutMs: 1000 });
   const a = await RtpPeer.open(t);
   const legA = await leg(c, a);
   await a.sendSine(legA.bridge, { freq: 500, ms: 200 });
