@@ -26,7 +26,8 @@ import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { FLOOR_VARIANTS, startFloor, type FloorVariant } from './media/floor.js';
 import { startHostd, externalHostd } from './media/hostd.js';
-import { runOnce, type RunResult } from './media/load.js';
+import { type RunResult } from './media/load.js';
+import { noise, quietRun } from './media/quiet-run.js';
 import { sleep, waitQuiet } from './media/proc.js';
 import type { Relay } from './media/relay.js';
 import { BAR, bestOf, passes, ratios, resultsTable, summaryTable, type Failed, type Row } from './media/report.js';
@@ -166,8 +167,6 @@ function parseOptions(): Options | null {
 
 const log = (s: string) => process.stderr.write(s + '\n');
 
-/** CPU taken from the run by others, in % of one core: other processes (the larger of the two estimates) plus hypervisor steal. */
-const noise = (r: RunResult): number => Math.round(Math.max(r.other_cpu_pct, r.other_procs_pct) + r.steal_pct);
 
 async function main(): Promise<number> {
   const cli = optionsOrExit(parseOptions, HELP);
@@ -217,33 +216,13 @@ async function main(): Promise<number> {
         const order = relays.map((_, i) => relays[(i + idx) % relays.length]!);
         for (const relay of order) {
           if (stopped.has(relay.name) || (mode === 'srtp' && !relay.srtp)) continue;
-          let best: RunResult | null = null;
-          let bestAttempt = 0;
-          let bg = 0;
-          let attempts = 0;
-          let error: string | null = null;
-          for (let attempt = 0; attempt <= o.retries; attempt++) {
-            const q = await waitQuiet(exclude, o.maxOther, o.quietWait);
-            if (q.otherPct >= o.maxOther / 2) log(`# machine still busy after ${q.waitedS} s (others ${q.otherPct} % of a core, load ${os.loadavg()[0]!.toFixed(2)}): running anyway`);
-            attempts++;
-            let x: RunResult;
-            try {
-              x = await runOnce(relay, N, { duration: o.duration, slots: o.slots, srtp: mode === 'srtp', warmup: 1, concurrency: 16, exclude });
-            } catch (e) {
-              error = (e as Error).message;
-              log(`# ${relay.name} ${mode} N=${N}: ${error}`);
-              break;
-            }
-            const other = noise(x);
-            if (!best || other < noise(best)) {
-              best = x;
-              bestAttempt = attempt;
-              bg = q.otherPct;
-            }
-            if (other <= o.maxOther) break;
-            log(`# ${relay.name} ${mode} N=${N}: other processes and steal took ${other} % of a core during the run (load ${x.loadavg_1m}); retrying`);
-            await sleep(3000);
-          }
+          const run = await quietRun(
+            relay,
+            N,
+            { duration: o.duration, slots: o.slots, srtp: mode === 'srtp', warmup: 1, concurrency: 16, exclude },
+            { retries: o.retries, maxOther: o.maxOther, quietWait: o.quietWait, label: `${relay.name} ${mode} N=${N}`, log, pauseMs: 3000 },
+          );
+          const { best, bestAttempt, attempts, background: bg, error } = run;
           if (!best) {
             failed.push({ relay: relay.name, mode, calls: N, error: error ?? 'no result' });
             stopped.add(relay.name);

@@ -7,7 +7,7 @@ import { randomBytes, randomInt } from 'node:crypto';
 import { threadId } from 'node:worker_threads';
 import type { CodecName, Direction } from '../../protocols/media/types.js';
 import { answerOffer, answerReinvite, acceptAnswer, createOffer, createRekeyOffer, type LocalMedia, type Negotiated, type PendingOffer } from '../../protocols/media/sdp/index.js';
-import { SrtpReceiveContext, SrtpReceiver, SrtpSendContext } from '../../protocols/media/srtp/index.js';
+import { SrtpReceiveContext, SrtpReceiver, SrtpSendContext, type SrtpFailure } from '../../protocols/media/srtp/index.js';
 import { isRtcpPacket, parseRtp, writeRtpHeader, type RtpHeader } from '../../protocols/media/rtp.js';
 import { buildReceiverReport, buildSenderReport, newReceiveStats, parseRtcp, reportBlockFor, updateReceiveStats, type ReceiveStats } from '../../protocols/media/rtcp.js';
 import { newOutbound, type OutboundState, type Stamp } from '../../protocols/media/outbound.js';
@@ -230,12 +230,7 @@ export class RtpEndpoint {
     let packet: Uint8Array = data;
     if (this.recv) {
       const r = this.recv.unprotectRtp(data, now);
-      if (typeof r === 'string') {
-        if (r === 'auth') this.counters.srtpAuthFailures++;
-        else if (r === 'replay' || r === 'too-old') this.counters.srtpReplays++;
-        else this.counters.malformed++;
-        return;
-      }
+      if (typeof r === 'string') return this.srtpRefused(r);
       packet = r;
     }
     const h = parseRtp(packet);
@@ -265,6 +260,13 @@ export class RtpEndpoint {
     this.host.media(this, h, packet.subarray(h.headerLength, h.headerLength + h.payloadLength));
   }
 
+  /** Count a packet SRTP refused: a forgery or wrong key, a replay, or a packet too short to be SRTP. */
+  private srtpRefused(r: SrtpFailure): void {
+    if (r === 'auth') this.counters.srtpAuthFailures++;
+    else if (r === 'replay' || r === 'too-old') this.counters.srtpReplays++;
+    else this.counters.malformed++;
+  }
+
   private allowed(n: Negotiated, address: string, port: number, rtcp: boolean): boolean {
     const policy = this.host.peerPolicy;
     if (policy === 'latch') return true;
@@ -279,11 +281,7 @@ export class RtpEndpoint {
     let packet: Uint8Array = data;
     if (this.recv) {
       const r = this.recv.unprotectRtcp(data, now);
-      if (typeof r === 'string') {
-        if (r === 'auth') this.counters.srtpAuthFailures++;
-        else this.counters.srtpReplays++;
-        return;
-      }
+      if (typeof r === 'string') return this.srtpRefused(r);
       packet = r;
     }
     const parsed = parseRtcp(packet);

@@ -24,8 +24,9 @@ import { parseArgs } from 'node:util';
 import { medianRecord } from '../lib/stats.js';
 import { renderTable, type Cell } from '../lib/table.js';
 import { startHostd } from './hostd.js';
-import { runOnce, type RunResult } from './load.js';
-import { sleep, waitQuiet } from './proc.js';
+import { type RunResult } from './load.js';
+import { noise, quietRun } from './quiet-run.js';
+import { sleep } from './proc.js';
 import type { Relay } from './relay.js';
 import { PLACEMENT_NOTE, PLACEMENTS, transferRelay, type Placement } from './transfer-relay.js';
 
@@ -96,9 +97,6 @@ function parseOptions(): Options | null {
 }
 
 const log = (s: string) => process.stderr.write(s + '\n');
-
-/** CPU taken from a run by others, in % of one core (as media.bench.ts counts it). */
-const noise = (r: RunResult): number => Math.round(Math.max(r.other_cpu_pct, r.other_procs_pct) + r.steal_pct);
 
 interface Row extends RunResult {
   placement: Placement;
@@ -239,26 +237,14 @@ async function main(): Promise<number> {
         turn++;
         for (const p of order) {
           const relay = relays.get(p)!;
-          let best: RunResult | null = null;
-          let attempts = 0;
-          for (let attempt = 0; attempt <= o.retries; attempt++) {
-            const q = await waitQuiet(exclude, o.maxOther, o.quietWait);
-            if (q.otherPct >= o.maxOther / 2) log(`# machine still busy after ${q.waitedS} s (others ${q.otherPct} % of a core, load ${os.loadavg()[0]!.toFixed(2)}): running anyway`);
-            attempts++;
-            let x: RunResult;
-            try {
-              x = await runOnce(relay, n, { duration: o.duration, slots: o.slots, srtp: false, warmup: 1, concurrency: 16, exclude });
-            } catch (e) {
-              const error = (e as Error).message;
-              log(`# ${p} N=${n}: ${error}`);
-              failed.push({ placement: p, calls: n, round, error });
-              break;
-            }
-            if (!best || noise(x) < noise(best)) best = x;
-            if (noise(x) <= o.maxOther) break;
-            log(`# ${p} N=${n}: other processes and steal took ${noise(x)} % of a core during the run (load ${x.loadavg_1m}); ${attempt < o.retries ? 'retrying' : 'keeping the least disturbed try'}`);
-            await sleep(2000);
-          }
+          const run = await quietRun(
+            relay,
+            n,
+            { duration: o.duration, slots: o.slots, srtp: false, warmup: 1, concurrency: 16, exclude },
+            { retries: o.retries, maxOther: o.maxOther, quietWait: o.quietWait, label: `${p} N=${n}`, log, pauseMs: 2000 },
+          );
+          if (run.error) failed.push({ placement: p, calls: n, round, error: run.error });
+          const { best, attempts } = run;
           if (!best) continue;
           const row: Row = { ...best, placement: p, round, attempts, noisy: noise(best) > o.maxOther };
           rows.push(row);
