@@ -12,6 +12,7 @@ import { Metadata } from './metadata.js';
 import { BufferPool } from './store/buffers.js';
 import type { StoreContext } from './store/context.js';
 import { Volumes } from './volumes.js';
+import { SCHEDULER_ID, type SchedulerProtocol } from '../scheduler/messages.js';
 import { attachDemoFiles, createDemoFiles, demoFiles } from './demo.js';
 
 interface Live {
@@ -22,7 +23,7 @@ export default defineActor<ObjstoreProtocol, Live, ObjstoreArgs>({
   kind: 'objstore',
   async init(ctx) {
     const a = ctx.args;
-    const meta = new Metadata(openEnvironment(a.stateDir));
+    const meta = new Metadata(openEnvironment(a.stateDir), { healthFaultThreshold: a.healthFaultThreshold });
     const volumes = new Volumes({
       meta,
       log: ctx.log,
@@ -52,7 +53,8 @@ export default defineActor<ObjstoreProtocol, Live, ObjstoreArgs>({
     };
     await cleanUpIntents(store, booted.present);
     const app = loadUws().App();
-    app.any('/$/*', (res, req) => handleManage(store, volumes, res, req));
+    const scheduler = ctx.ref<SchedulerProtocol>(SCHEDULER_ID);
+    app.any('/$/*', (res, req) => handleManage(store, volumes, scheduler, res, req));
     app.any('/*', (res, req) => handleObject(store, res, req));
     const { socket, port } = await listen(app, a.host, a.port);
     ctx.onCleanup(() => closeApp(app, socket));

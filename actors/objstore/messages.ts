@@ -26,6 +26,8 @@ export interface ObjstoreArgs {
   maxChunkSize: number;
   stripesInFlight: number;
   volumeMaxInflight: number;
+  /** distinct faulty slices that make a volume read-only and unhealthy */
+  healthFaultThreshold: number;
   /** make and provision six loop-device volumes when none is registered */
   demoVolumes: boolean;
   demoVolumeMiB: number;

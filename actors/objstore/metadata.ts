@@ -10,6 +10,9 @@
  *   volumes     volume id  -> VolumeRecord
  *   buckets     bucket     -> BucketPolicy
  *   faults      "<objectId>/<slice>" -> SliceFault
+ *   moves       "<objectId>/<slice>" -> MoveRecord: a slice relocation in progress (drain, rebalance,
+ *               repair): redone or finished at boot, so a crash neither loses nor duplicates a slice
+ *   verifyRuns  "<startedAt, 13 digits>" -> VerifyRun: the scrub history (the scheduler writes it)
  *   meta        key        -> value (next volume id; the instance id is the file <stateDir>/instance-id)
  */
 import type { Database, RootDatabase } from 'lmdb';
@@ -57,14 +60,41 @@ export interface SliceFault {
   firstSeenAt: number;
   lastSeenAt: number;
   count: number;
-  repairStatus: 'pending' | 'repairing' | 'repaired' | 'blocked';
+  /**
+   * pending: waiting for the repair worker; repairing: being rebuilt now; blocked: refused, see
+   * repairBlockedReason (re-armed by the next finding, except an accepted loss). A repaired
+   * fault is removed (the scheduler counts repairs).
+   */
+  repairStatus: 'pending' | 'repairing' | 'blocked';
   repairBlockedReason: 'insufficient-slices' | 'unrecoverable' | 'target-unwritable' | 'reconstruction-mismatch' | null;
+}
+
+/**
+ * A slice relocation. `copying`: the new slice is being written on `to` (a crash: it is deleted,
+ * the record still names `from`). `flipped`: the record names `to`; the old slice on `from` is
+ * deleted after a grace period (reads that started before the flip may still read it).
+ * `from === to` is an in-place rewrite (repair on the same volume): nothing to delete.
+ */
+export interface MoveRecord {
+  objectId: string;
+  index: number;
+  from: number;
+  to: number;
+  /** the slice's payload bytes */
+  bytes: number;
+  phase: 'copying' | 'flipped';
+  /** what asked for it: drain, rebalance or repair */
+  by: string;
+  at: number;
 }
 
 export type PathConflict =
   | { kind: 'exists'; id: string }
   | { kind: 'ancestor-is-object'; ancestor: string }
   | { kind: 'is-container'; objects: number };
+
+/** Distinct faulty slices on one volume that make it read-only and unhealthy (a setting). */
+export const DEFAULT_HEALTH_FAULT_THRESHOLD = 32;
 
 export const DEFAULT_POLICY: BucketPolicy = { publicRead: false, publicWrite: false, deleteProtected: false };
 
@@ -78,8 +108,13 @@ export class Metadata {
   readonly buckets: Database<BucketPolicy, string>;
   readonly faults: Database<SliceFault, string>;
   readonly meta: Database<unknown, string>;
+  readonly moves: Database<MoveRecord, string>;
+  readonly verifyRuns: Database<Record<string, unknown>, string>;
+  /** A volume with this many distinct slice faults becomes read-only and unhealthy. */
+  readonly healthFaultThreshold: number;
 
-  constructor(root: RootDatabase) {
+  constructor(root: RootDatabase, opts: { healthFaultThreshold?: number } = {}) {
+    this.healthFaultThreshold = opts.healthFaultThreshold ?? DEFAULT_HEALTH_FAULT_THRESHOLD;
     this.root = root;
     this.objects = root.openDB({ name: 'objstore.objects' });
     this.paths = root.openDB({ name: 'objstore.paths' });
@@ -89,6 +124,8 @@ export class Metadata {
     this.buckets = root.openDB({ name: 'objstore.buckets' });
     this.faults = root.openDB({ name: 'objstore.faults' });
     this.meta = root.openDB({ name: 'objstore.meta' });
+    this.moves = root.openDB({ name: 'objstore.moves' });
+    this.verifyRuns = root.openDB({ name: 'objstore.verifyRuns' });
   }
 
   /** Why `path` cannot take a new object, or null. */
@@ -143,22 +180,43 @@ export class Metadata {
     return this.buckets.get(bucket) ?? DEFAULT_POLICY;
   }
 
-  async recordFault(f: Omit<SliceFault, 'firstSeenAt' | 'lastSeenAt' | 'count' | 'repairStatus' | 'repairBlockedReason'>): Promise<void> {
+  /**
+   * Record a bad slice (a read, a verify or a scrub found it). A slice already recorded is
+   * counted again on its fault, not on its volume: the volume's `faults` counts distinct faulty
+   * slices, and when it reaches the health threshold the volume becomes read-only and unhealthy
+   * (reads go on; it is never evicted: the operator decides). Returns the fault's key.
+   */
+  async recordFault(f: Omit<SliceFault, 'firstSeenAt' | 'lastSeenAt' | 'count' | 'repairStatus' | 'repairBlockedReason'>): Promise<string> {
     const key = `${f.objectId}/${f.sliceIndex}`;
     await this.root.transaction(() => {
       const now = Date.now();
       const old = this.faults.get(key);
+      const blockedFor = old?.repairBlockedReason;
+      // A new finding re-arms a repair that was refused for a reason that may have gone away.
+      const rearm = old?.repairStatus === 'blocked' && blockedFor !== 'unrecoverable';
       this.faults.putSync(key, {
         ...f,
         firstSeenAt: old?.firstSeenAt ?? now,
         lastSeenAt: now,
         count: (old?.count ?? 0) + 1,
-        repairStatus: old?.repairStatus ?? 'pending',
-        repairBlockedReason: old?.repairBlockedReason ?? null,
+        repairStatus: !old || rearm ? 'pending' : old.repairStatus,
+        repairBlockedReason: !old || rearm ? null : (old.repairBlockedReason ?? null),
       });
       const v = this.volumes.get(f.volumeId);
-      if (v) this.volumes.putSync(f.volumeId, { ...v, faults: v.faults + 1 });
+      if (v && (!old || old.volumeId !== f.volumeId)) {
+        const faults = v.faults + 1;
+        const sick = faults >= this.healthFaultThreshold && v.isHealthy;
+        this.volumes.putSync(f.volumeId, { ...v, faults, ...(sick ? { isHealthy: false, isReadOnly: true } : {}) });
+      }
     });
+    return key;
+  }
+
+  /** The faults of one object. */
+  faultsOf(objectId: string): SliceFault[] {
+    const out: SliceFault[] = [];
+    for (const { value } of this.faults.getRange({ start: `${objectId}/`, end: `${objectId}/~` })) out.push(value);
+    return out;
   }
 
   /** Allocate a volume id: never reused, even after a volume is deleted. */

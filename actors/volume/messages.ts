@@ -22,6 +22,15 @@
  * After a failed append or commit the slice being written is broken: later appends fail the same
  * way, a second commit is BAD_REQUEST; the sender aborts it (a failed create leaves nothing, and
  * abort is harmless). Reads go to the disk (O_DIRECT), never to the page cache.
+ *
+ * Priority: every message may carry `priority: 'low'` (absent or 'normal' = client traffic). The
+ * file operations of a low message wait in the disk's queue behind every waiting normal one, and
+ * at most maxLowInflight of them (a quarter of maxInflight, at least 1) run at once, so background
+ * work (drain, rebalance, scrub, repair) never holds more than that many of the disk's slots. A low
+ * operation's I/O timeout counts from when it starts, not while it waits behind client traffic
+ * (waiting is not the disk failing, so a starved low message is slow, never TIMEOUT). Any other
+ * value of `priority` is BAD_REQUEST. Handlers run 64 at once, so keep fewer than that many low
+ * messages in flight per volume: the ones beyond wait in the mailbox, in front of client messages.
  */
 import type { Protocol } from '../../runtime/index.js';
 import type { SliceHeader } from '../../protocols/objstore/slice-format.js';
@@ -31,9 +40,16 @@ export interface SliceRef {
   index: number;
 }
 
-export type VolumeMsg =
+/** I/O priority of a message: 'normal' (the default) is client traffic, 'low' background work. */
+export type Priority = 'normal' | 'low';
+
+export type VolumeMsg = (
   | { type: 'info' }
-  | ({ type: 'create'; header: SliceHeader } & SliceRef)
+  /**
+   * replace: the new slice takes the place of a committed one at commit (an atomic rename; a
+   * repair rewriting a bad slice in place); without it, creating an existing slice is refused.
+   */
+  | ({ type: 'create'; header: SliceHeader; replace?: boolean } & SliceRef)
   /** `data` is moved (transfer it). chunk = index of this chunk within the slice. */
   | ({ type: 'append'; chunk: number; data: ArrayBuffer } & SliceRef)
   | ({ type: 'commit' } & SliceRef)
@@ -49,7 +65,23 @@ export type VolumeMsg =
    * all slices of the given objects (boot clean-up). Allowed on a read-only volume, as is delete.
    */
   | { type: 'purge'; objectIds: string[] }
-  | { type: 'setReadOnly'; readOnly: boolean };
+  | { type: 'setReadOnly'; readOnly: boolean }
+) & { priority?: Priority };
+
+/**
+ * File operations (runs through the disk's queue, not messages) of one priority since the actor
+ * started. started/completed: operations begun/ended (an operation that timed out ends when its
+ * syscall returns; a normal one that timed out while waiting never starts); active/queued: now;
+ * waitMs: from the operation's submission to its start, in milliseconds (total and largest).
+ */
+export interface PriorityStats {
+  started: number;
+  completed: number;
+  active: number;
+  queued: number;
+  waitMsTotal: number;
+  waitMsMax: number;
+}
 
 export interface VolumeInfo {
   volumeId: number;
@@ -66,6 +98,8 @@ export interface VolumeInfo {
    * excluded); errors = EIO and CHECKSUM refusals; timeouts = TIMEOUT refusals.
    */
   counters: { reads: number; writes: number; deletes: number; bytesRead: number; bytesWritten: number; errors: number; timeouts: number };
+  /** The disk queue's figures per priority (see PriorityStats). */
+  priority: { normal: PriorityStats; low: PriorityStats };
 }
 
 export interface ReadReply {

@@ -3,7 +3,9 @@
  * messages). Slice files are written to a temporary name chunk by chunk and become visible at
  * commit (fsync file, rename, fsync directory); reads go to the disk (O_DIRECT, direct-io.ts) and
  * return verified chunks only. Every file operation goes through the disk's IoQueue: at most
- * maxInflight at once, each failing with TIMEOUT after ioTimeoutMs.
+ * maxInflight at once, each failing with TIMEOUT after ioTimeoutMs. Their priority is not passed
+ * along here: the queue reads it from the async context (ioPriority, set by the actor per message),
+ * which follows every await of these methods, the per-slice chains included.
  *
  * Refusals are ReplyErrors (codes in messages.ts). An I/O error of the kernel is EIO, with the
  * errno in details when it is another one (ENOSPC, EUCLEAN, ...): every failure of a file
@@ -175,7 +177,7 @@ export class Volume {
     return p;
   }
 
-  async create(ref: SliceRef, header: SliceHeader): Promise<null> {
+  async create(ref: SliceRef, header: SliceHeader, replace = false): Promise<null> {
     if (this.readOnly) throw new ReplyError('READ_ONLY', `volume ${this.args.volumeId} is read-only`);
     const key = this.checkRef(ref);
     try {
@@ -194,7 +196,7 @@ export class Volume {
     try {
       await this.step(w, 'create', async () => {
         await this.ensureDir(this.paths.dir(ref.objectId));
-        if (await this.exists(this.paths.final(ref.objectId, ref.index))) throw bad(`slice ${key} exists already: slices are immutable (delete it first)`);
+        if (!replace && (await this.exists(this.paths.final(ref.objectId, ref.index)))) throw bad(`slice ${key} exists already: slices are immutable (delete it first)`);
         // 'w' truncates: a temp file left by a crash is started over.
         w.fh = await this.run('open', () => open(temp, 'w', 0o600), (late) => void late?.close().catch(() => undefined));
         await this.run('write', () => w.fh!.write(bytes, 0, SLICE_HEADER_BYTES, 0));
@@ -486,6 +488,7 @@ export class Volume {
       readOnly: this.readOnly,
       inflight: this.io.inflight,
       counters: { ...this.counters },
+      priority: this.io.stats(),
     };
   }
 

@@ -17,6 +17,7 @@ export function errorBody(code: string, message: string): string {
 const REASONS: ReadonlyMap<number, string> = new Map([
   [200, 'OK'],
   [201, 'Created'],
+  [202, 'Accepted'],
   [204, 'No Content'],
   [206, 'Partial Content'],
   [400, 'Bad Request'],

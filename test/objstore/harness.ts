@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import type { ExecutionContext } from 'ava';
 import { ActorSystem } from '../../runtime/system.js';
 import type { ObjstoreProtocol } from '../../actors/objstore/messages.js';
-import { OBJSTORE_MODULE, objstoreArgs } from '../../actors/objstore/service.js';
+import { objstoreArgs, objstoreSupervisor, schedulerArgs } from '../../actors/objstore/service.js';
+import type { SchedulerArgs } from '../../actors/scheduler/messages.js';
 import { withLoopDevices } from '../helpers/loop.js';
 
 /**
@@ -35,7 +36,27 @@ export interface Store {
   provision(device: string): Promise<Response>;
 }
 
-export async function startStore(t: ExecutionContext, opts: { volumes?: number; sizeMiB?: number; provision?: boolean; stateDir?: string; devices?: string[] } = {}): Promise<Store> {
+export interface StoreOptions {
+  volumes?: number;
+  sizeMiB?: number;
+  provision?: boolean;
+  stateDir?: string;
+  devices?: string[];
+  /**
+   * scheduler settings: the tests shorten the grace period, turn the scheduled scrub off, and
+   * run repair only where a test asks for it (repairIntervalMs: 500, say)
+   */
+  scheduler?: Partial<SchedulerArgs>;
+  healthFaultThreshold?: number;
+}
+
+/** The store's supervision tree as the tests run it: short timeouts, ephemeral port, loopback. */
+export function testSupervisor(stateDir: string, opts: Pick<StoreOptions, 'scheduler' | 'healthFaultThreshold'> = {}) {
+  const values = { ioTimeoutMs: 3000, bodyIdleTimeoutMs: 1500, maxObjectBytes: 1024 ** 4, healthFaultThreshold: opts.healthFaultThreshold };
+  return objstoreSupervisor(objstoreArgs(stateDir, values, 0, '127.0.0.1'), schedulerArgs(stateDir, values, { moveGraceMs: 300, repairIntervalMs: 3_600_000, scrubIntervalDays: 0, ...opts.scheduler }));
+}
+
+export async function startStore(t: ExecutionContext, opts: StoreOptions = {}): Promise<Store> {
   const stateDir = opts.stateDir ?? mkdtempSync(join(tmpdir(), 'hostd-objstore-'));
   const devices = opts.devices ?? (await withLoopDevices(t, opts.volumes ?? 6, opts.sizeMiB ?? 512));
   const system = await ActorSystem.start({ stateDir, logLevel: process.env.TEST_LOG_LEVEL ?? 'silent', groupThreads: 1, poolThreads: 2, requestTimeoutMs: 30_000 });
@@ -57,10 +78,7 @@ export async function startStore(t: ExecutionContext, opts: { volumes?: number; 
   const release = await startLock();
   let url: string;
   try {
-    await system.start({
-      id: 'objstore.supervisor',
-      children: [{ id: 'objstore', module: OBJSTORE_MODULE, args: objstoreArgs(stateDir, { ioTimeoutMs: 3000, bodyIdleTimeoutMs: 1500, maxObjectBytes: 1024 ** 4 }, 0, '127.0.0.1') }],
-    });
+    await system.start(testSupervisor(stateDir, opts));
     const info = await system.ref<ObjstoreProtocol>('objstore').request({ type: 'info' });
     url = `http://127.0.0.1:${info.port}`;
     if (opts.provision !== false) {

@@ -1,6 +1,7 @@
 /**
- * The management API under /$/: the parts built so far (volumes, buckets, fileinfo, status,
- * faults, block devices). Other endpoints of the spec answer 501 until they land.
+ * The management API under /$/: volumes, buckets, fileinfo, status, faults, block devices, stats,
+ * verify-file, the freeze; background maintenance (drain, rebalance, verify, debug) is in
+ * maintenance.ts. Endpoints of the spec not built yet answer 501.
  */
 import type { HttpRequest, HttpResponse } from '../../../runtime/http/uws.js';
 import { isValidBucketName, parseTarget } from '../../../protocols/objstore/paths.js';
@@ -12,10 +13,13 @@ import { deleteVolume, frozen, setFrozen, updateVolume } from './volume-admin.js
 import { bucketStats, storageStats } from './stats.js';
 import { verifyObject } from '../store/verify.js';
 import { readJsonObject, reply, sendError, sendJson, type Reply } from './respond.js';
+import { routeMaintenance } from './maintenance.js';
+import type { ActorRef } from '../../../runtime/index.js';
+import type { SchedulerProtocol } from '../../scheduler/messages.js';
 
-const LATER = new Set(['drain', 'identify', 'encrypt', 'verify-volumes', 'verify-runs', 'rebalance', 'debug', 'notify', 'ui']);
+const LATER = new Set(['identify', 'encrypt', 'notify', 'ui']);
 
-export function handleManage(ctx: StoreContext, volumes: Volumes, res: HttpResponse, req: HttpRequest): void {
+export function handleManage(ctx: StoreContext, volumes: Volumes, scheduler: ActorRef<SchedulerProtocol>, res: HttpResponse, req: HttpRequest): void {
   const method = req.getMethod().toUpperCase();
   const url = req.getUrl();
   const query = req.getQuery() ?? '';
@@ -23,7 +27,9 @@ export function handleManage(ctx: StoreContext, volumes: Volumes, res: HttpRespo
   const parts = url.slice(3).split('/');
   const run = async () => {
     try {
-      await route(ctx, volumes, r, method, parts, url, new URLSearchParams(query));
+      const q = new URLSearchParams(query);
+      if (await routeMaintenance({ ctx, volumes, scheduler }, r, method, parts, q)) return;
+      await route(ctx, volumes, scheduler, r, method, parts, url, q);
     } catch (err) {
       if (err instanceof StoreError) sendError(r, err.status, err.code, err.message, err.headers);
       else {
@@ -40,7 +46,7 @@ function volumeId(raw: string | undefined): number {
   return Number(raw);
 }
 
-async function route(ctx: StoreContext, volumes: Volumes, r: Reply, method: string, parts: string[], url: string, q: URLSearchParams): Promise<void> {
+async function route(ctx: StoreContext, volumes: Volumes, scheduler: ActorRef<SchedulerProtocol>, r: Reply, method: string, parts: string[], url: string, q: URLSearchParams): Promise<void> {
   const [top, a, b] = parts;
   const key = `${method} ${top}`;
   if (top === 'volumes' && a === undefined) {
@@ -69,7 +75,10 @@ async function route(ctx: StoreContext, volumes: Volumes, r: Reply, method: stri
     if (method === 'PUT') {
       const body = await readJsonObject(r);
       if (!body) return;
-      return sendJson(r, 200, { frozen: await setFrozen(ctx, body) });
+      const frozenNow = await setFrozen(ctx, body);
+      // The scheduler reads the flag itself (and looks again every 2 s); this wakes it at once.
+      await scheduler.request({ type: 'freezeChanged' }, { timeoutMs: 5000 }).catch(() => undefined);
+      return sendJson(r, 200, { frozen: frozenNow });
     }
   }
   if (top === 'volumes' && a !== undefined && b === undefined && method === 'GET') {

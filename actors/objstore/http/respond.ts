@@ -25,9 +25,10 @@ export function reply(res: HttpResponse): Reply {
  */
 export function send(r: Reply, status: number, body: string | ArrayBuffer | Uint8Array, headers: Headers = [], contentType?: string, close = false): void {
   if (r.aborted || r.done) return;
+  const line = statusLine(status);
   r.done = true;
   r.res.cork(() => {
-    r.res.writeStatus(statusLine(status));
+    r.res.writeStatus(line);
     if (contentType) r.res.writeHeader('Content-Type', contentType);
     for (const [k, v] of headers) r.res.writeHeader(k, v);
     r.res.end(body as never, close);
@@ -45,9 +46,10 @@ export function sendError(r: Reply, status: number, code: string, message: strin
 /** Status and headers, no body (HEAD): Content-Length is the size the GET would send. */
 export function sendHead(r: Reply, status: number, headers: Headers, contentLength: number): void {
   if (r.aborted || r.done) return;
+  const line = statusLine(status);
   r.done = true;
   r.res.cork(() => {
-    r.res.writeStatus(statusLine(status));
+    r.res.writeStatus(line);
     for (const [k, v] of headers) r.res.writeHeader(k, v);
     r.res.endWithoutBody(contentLength);
   });

@@ -1,0 +1,264 @@
+/**
+ * The maintenance scheduler actor (`objstore.scheduler`): the one owner of background work on
+ * the object store — drains, rebalance, verification runs (scrub), repair, the scheduled scrub —
+ * run through the volume actors at low I/O priority. Its state (state.ts) is checkpointed after
+ * every batch and restored at boot: every job resumes by itself from its cursor. Relocations a
+ * crash interrupted are finished first (relocate.ts sweepMoves). The maintenance freeze (a flag
+ * in LMDB, set through the object store's API) holds every job at its next batch, across restarts.
+ *
+ * Jobs are async loops on this actor's thread; the handlers only change the state and wake them.
+ */
+import { defineActor, ReplyError, type ActorContext } from '../../runtime/index.js';
+import { openEnvironment } from '../../runtime/checkpoint/store.js';
+import { nextScrubAt } from '../../protocols/objstore/maintenance.js';
+import { Metadata } from '../objstore/metadata.js';
+import { BufferPool } from '../objstore/store/buffers.js';
+import type { StoreContext } from '../objstore/store/context.js';
+import { drainView, newDrain, runDrain } from './drain.js';
+import { Fleet } from './fleet.js';
+import { Maint } from './maint.js';
+import type { SchedulerArgs, SchedulerProtocol } from './messages.js';
+import { newRebalance, rebalanceView, runRebalance } from './rebalance.js';
+import { sweepMoves } from './relocate.js';
+import { acceptLoss, repairRound } from './repair.js';
+import { listRuns, runVerify, startVerify, stopVerify, verifyView } from './scrub.js';
+import { initialState, type SchedulerState } from './state.js';
+
+type Ctx = ActorContext<SchedulerState, SchedulerArgs>;
+
+const maints = new WeakMap<Ctx, Maint>();
+
+function mt(ctx: Ctx): Maint {
+  const m = maints.get(ctx);
+  if (!m) throw new Error('scheduler not initialised');
+  return m;
+}
+
+function refuse(status: number, code: string, message: string): never {
+  throw new ReplyError(code, message, { status });
+}
+
+/** Run a job loop in the background; a failure is logged and the loop started again later. */
+function spawnJob(ctx: Ctx, name: string, fn: () => Promise<void>): void {
+  const go = () => {
+    fn().catch((err: unknown) => {
+      if (ctx.signal.aborted) return;
+      ctx.log.error({ job: name, err: (err as Error).stack ?? String(err) }, 'maintenance job failed; it resumes from its checkpoint in 5 s');
+      ctx.setTimeout(go, 5000);
+    });
+  };
+  go();
+}
+
+function startDrainJob(ctx: Ctx, volumeId: number): void {
+  const m = mt(ctx);
+  spawnJob(ctx, `drain ${volumeId}`, async () => {
+    const d = m.state.drains[String(volumeId)];
+    if (d?.state === 'running') await runDrain(m, d);
+  });
+}
+
+function startRebalanceJob(ctx: Ctx): void {
+  const m = mt(ctx);
+  spawnJob(ctx, 'rebalance', async () => {
+    const r = m.state.rebalance;
+    if (r?.running) await runRebalance(m, r);
+  });
+}
+
+function startVerifyJob(ctx: Ctx): void {
+  const m = mt(ctx);
+  spawnJob(ctx, 'verify', async () => {
+    const v = m.state.verify;
+    if (v) await runVerify(m, v);
+  });
+}
+
+async function checkScheduledScrub(ctx: Ctx): Promise<void> {
+  const m = mt(ctx);
+  const due = nextScrubAt(m.state.lastScheduledScrubAt, m.state.firstSeenAt, ctx.args.scrubIntervalDays);
+  if (due === null || Date.now() < due || m.state.verify || m.frozen) return;
+  const r = await startVerify(m, { volumeIds: null, mode: 'full', trigger: { kind: 'scheduled' } });
+  m.state.lastScheduledScrubAt = Date.now();
+  await m.save();
+  if (r.started) {
+    ctx.log.info({ every: `${ctx.args.scrubIntervalDays} days` }, 'scheduled full scrub started');
+    startVerifyJob(ctx);
+  }
+}
+
+export default defineActor<SchedulerProtocol, SchedulerState, SchedulerArgs>({
+  kind: 'scheduler',
+  concurrency: 8,
+  async init(ctx, restored) {
+    const state = restored ?? initialState(Date.now());
+    const meta = new Metadata(openEnvironment(ctx.args.stateDir), { healthFaultThreshold: ctx.args.healthFaultThreshold });
+    const fleet = new Fleet(meta, (id) => ctx.ref(id));
+    const store: StoreContext = {
+      meta,
+      log: ctx.log,
+      settings: { ioTimeoutMs: ctx.args.ioTimeoutMs, maxObjectBytes: Number.MAX_SAFE_INTEGER, bodyIdleTimeoutMs: 0, maxChunkSize: ctx.args.maxChunkSize, stripesInFlight: 4 },
+      volume: (id) => fleet.ref(id),
+      writable: () => fleet.writable(),
+      runTask: (name, arg, transfer) => ctx.runTask(name, arg, transfer),
+      pendingPaths: new Set(),
+      buffers: new BufferPool(),
+    };
+    const m = new Maint({ store, fleet, log: ctx.log, args: ctx.args, state, signal: ctx.signal, save: () => ctx.checkpoint(state) });
+    maints.set(ctx, m);
+    await fleet.refresh();
+    // Finish what a crash interrupted: unfinished copies are undone, flipped moves completed.
+    const swept = await sweepMoves(store, 0);
+    if (swept.deleted || swept.undone || swept.failed) ctx.log.info(swept, 'relocations interrupted by the last stop finished');
+    if (m.frozen) ctx.log.warn('maintenance is frozen: drains, scrub, repair and rebalance wait for PUT /$/maintenance-freeze {"frozen": false}');
+    // Resume in order: drains, then scrub and repair, then rebalance.
+    for (const d of Object.values(state.drains)) if (d.state === 'running') startDrainJob(ctx, d.volumeId);
+    if (state.verify) startVerifyJob(ctx);
+    if (state.rebalance?.running) startRebalanceJob(ctx);
+    ctx.setInterval(() => {
+      void sweepMoves(store, ctx.args.moveGraceMs).catch((err: unknown) => ctx.log.warn({ err: (err as Error).message }, 'sweeping relocations failed'));
+    }, Math.max(100, Math.min(5000, ctx.args.moveGraceMs)));
+    let repairing = false;
+    ctx.setInterval(() => {
+      if (repairing || !m.may('repair')) return;
+      repairing = true;
+      repairRound(m)
+        .catch((err: unknown) => ctx.log.error({ err: (err as Error).stack }, 'repair round failed'))
+        .finally(() => (repairing = false));
+    }, ctx.args.repairIntervalMs);
+    ctx.setInterval(() => void checkScheduledScrub(ctx).catch(() => undefined), 3600_000);
+    ctx.setTimeout(() => void checkScheduledScrub(ctx).catch(() => undefined), 1000);
+    ctx.onCleanup(() => m.changed());
+    await ctx.checkpoint(state);
+    return state;
+  },
+  handlers: {
+    async drainStart(msg, ctx) {
+      const m = mt(ctx);
+      const rec = m.store.meta.volumes.get(msg.volumeId);
+      if (!rec) refuse(404, 'NO_SUCH_VOLUME', `no volume ${msg.volumeId}`);
+      if (rec.isDeleted) refuse(409, 'VOLUME_DELETED', `volume ${msg.volumeId} is deleted`);
+      const cur = m.state.drains[String(msg.volumeId)];
+      if (cur?.state === 'running') return drainView(m, cur);
+      await m.store.meta.volumes.put(msg.volumeId, { ...rec, isReadOnly: true, isDraining: true });
+      const d = newDrain(msg.volumeId, Date.now());
+      m.state.drains[String(msg.volumeId)] = d;
+      await m.save();
+      ctx.log.info({ volumeId: msg.volumeId }, 'drain started');
+      startDrainJob(ctx, msg.volumeId);
+      m.changed();
+      return drainView(m, d);
+    },
+    async drainCancel(msg, ctx) {
+      const m = mt(ctx);
+      const rec = m.store.meta.volumes.get(msg.volumeId);
+      if (!rec) refuse(404, 'NO_SUCH_VOLUME', `no volume ${msg.volumeId}`);
+      const d = m.state.drains[String(msg.volumeId)];
+      if (!d || d.state !== 'running') {
+        if (rec.isDraining) await m.store.meta.volumes.put(msg.volumeId, { ...rec, isDraining: false });
+        if (!d) refuse(409, 'NOT_DRAINING', `volume ${msg.volumeId} is not draining`);
+        return drainView(m, d);
+      }
+      d.state = 'cancelled';
+      d.finishedAt = Date.now();
+      await m.store.meta.volumes.put(msg.volumeId, { ...rec, isDraining: false });
+      await m.save();
+      ctx.log.info({ volumeId: msg.volumeId, moved: d.moved }, 'drain cancelled (the volume stays read-only)');
+      m.changed();
+      return drainView(m, d);
+    },
+    drainGet(msg, ctx) {
+      const m = mt(ctx);
+      const d = m.state.drains[String(msg.volumeId)];
+      if (!d) refuse(404, 'NO_DRAIN', `volume ${msg.volumeId} has not been drained`);
+      return drainView(m, d);
+    },
+    async rebalanceStart(msg, ctx) {
+      const m = mt(ctx);
+      if (m.state.rebalance?.running) refuse(409, 'REBALANCE_RUNNING', 'a rebalance is running already: PUT /$/rebalance retunes it, DELETE cancels it');
+      if (m.frozen) refuse(409, 'FROZEN', 'a maintenance freeze is active: PUT /$/maintenance-freeze {"frozen": false} first');
+      await m.fleet.refresh();
+      m.state.rebalance = newRebalance(msg, Date.now());
+      await m.save();
+      ctx.log.info({ deadband: msg.deadband, maxMoves: msg.maxMoves, concurrency: msg.concurrency }, 'rebalance started');
+      startRebalanceJob(ctx);
+      m.changed();
+      return rebalanceView(m, m.state.rebalance);
+    },
+    async rebalanceGet(_msg, ctx) {
+      const m = mt(ctx);
+      await m.fleet.refresh();
+      return rebalanceView(m, m.state.rebalance);
+    },
+    async rebalanceTune(msg, ctx) {
+      const m = mt(ctx);
+      const r = m.state.rebalance;
+      if (!r?.running) refuse(409, 'NO_REBALANCE', 'no rebalance is running: POST /$/rebalance starts one');
+      r.concurrency = msg.concurrency;
+      await m.save();
+      ctx.log.info({ concurrency: msg.concurrency }, 'rebalance retuned (from the next batch)');
+      return rebalanceView(m, r);
+    },
+    async rebalanceCancel(_msg, ctx) {
+      const m = mt(ctx);
+      const r = m.state.rebalance;
+      if (r?.running) {
+        r.running = false;
+        r.finishedAt = Date.now();
+        r.lastOutcome = 'cancelled';
+        r.currentSourceVolumeId = null;
+        await m.save();
+        ctx.log.info({ moves: r.counters.moves }, 'rebalance cancelled');
+        m.changed();
+      }
+      return rebalanceView(m, r);
+    },
+    async verifyStart(msg, ctx) {
+      const m = mt(ctx);
+      for (const v of msg.volumeIds ?? []) if (!m.store.meta.volumes.get(v)) refuse(404, 'NO_SUCH_VOLUME', `no volume ${v}`);
+      const r = await startVerify(m, msg);
+      if (r.started) startVerifyJob(ctx);
+      const { started: _s, ...reply } = r;
+      return reply;
+    },
+    verifyGet: (_msg, ctx) => verifyView(mt(ctx)),
+    async verifyStop(_msg, ctx) {
+      const m = mt(ctx);
+      await stopVerify(m, 'stopped by DELETE /$/verify-volumes');
+      return verifyView(m);
+    },
+    verifyRuns: (msg, ctx) => listRuns(mt(ctx), msg.limit),
+    freezeChanged(_msg, ctx) {
+      const m = mt(ctx);
+      ctx.log.info({ frozen: m.frozen }, m.frozen ? 'maintenance frozen: jobs stop at their next batch' : 'maintenance unfrozen: drains resume, then scrub and repair, then rebalance');
+      m.changed();
+      return { frozen: m.frozen };
+    },
+    async acceptLoss(msg, ctx) {
+      const m = mt(ctx);
+      if (!m.store.meta.objects.get(msg.objectId)) refuse(404, 'NOT_FOUND', `no object ${msg.objectId}`);
+      const n = await acceptLoss(m, msg.objectId, msg.sliceIndex, msg.comment);
+      if (n === 0) refuse(404, 'NO_FAULT', `object ${msg.objectId} has no fault${msg.sliceIndex === null ? '' : ` on slice ${msg.sliceIndex}`}`);
+      return { objectId: msg.objectId, accepted: n };
+    },
+    async debug(_msg, ctx) {
+      const m = mt(ctx);
+      await m.fleet.refresh();
+      let copying = 0;
+      let flipped = 0;
+      for (const { value } of m.store.meta.moves.getRange()) {
+        if (value.phase === 'copying') copying++;
+        else flipped++;
+      }
+      return {
+        frozen: m.frozen,
+        drains: Object.values(m.state.drains).map((d) => drainView(m, d)),
+        rebalance: rebalanceView(m, m.state.rebalance),
+        verify: verifyView(m),
+        repair: { repaired: m.state.repairs.repaired, blocked: m.state.repairs.blocked, lastRunAt: m.state.repairs.lastRunAt ? new Date(m.state.repairs.lastRunAt).toISOString() : null },
+        moves: { copying, flipped },
+        busyObjects: m.busyObjects,
+      };
+    },
+  },
+});
