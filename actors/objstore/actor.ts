@@ -12,6 +12,7 @@ import { Metadata } from './metadata.js';
 import { BufferPool } from './store/buffers.js';
 import type { StoreContext } from './store/context.js';
 import { Volumes } from './volumes.js';
+import { reportOn } from './metrics.js';
 import { SCHEDULER_ID, type SchedulerProtocol } from '../scheduler/messages.js';
 import { attachDemoFiles, createDemoFiles, demoFiles } from './demo.js';
 
@@ -52,6 +53,8 @@ export default defineActor<ObjstoreProtocol, Live, ObjstoreArgs>({
       buffers: new BufferPool(),
     };
     await cleanUpIntents(store, booted.present);
+    reportOn({ meta, volumes });
+    ctx.onCleanup(() => reportOn(null));
     const app = loadUws().App();
     const scheduler = ctx.ref<SchedulerProtocol>(SCHEDULER_ID);
     app.any('/$/*', (res, req) => handleManage(store, volumes, scheduler, res, req));

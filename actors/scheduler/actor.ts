@@ -23,6 +23,7 @@ import { sweepMoves } from './relocate.js';
 import { acceptLoss, repairRound } from './repair.js';
 import { listRuns, runVerify, startVerify, stopVerify, verifyView } from './scrub.js';
 import { initialState, type SchedulerState } from './state.js';
+import { reportOn } from './metrics.js';
 
 type Ctx = ActorContext<SchedulerState, SchedulerArgs>;
 
@@ -106,6 +107,8 @@ export default defineActor<SchedulerProtocol, SchedulerState, SchedulerArgs>({
     };
     const m = new Maint({ store, fleet, log: ctx.log, args: ctx.args, state, signal: ctx.signal, save: () => ctx.checkpoint(state) });
     maints.set(ctx, m);
+    reportOn(m);
+    ctx.onCleanup(() => reportOn(null));
     await fleet.refresh();
     // Finish what a crash interrupted: unfinished copies are undone, flipped moves completed.
     const swept = await sweepMoves(store, 0);

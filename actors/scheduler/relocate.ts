@@ -23,6 +23,7 @@ import type { EncodeResult, ReconstructResult } from '../../workers/tasks/erasur
 import type { MoveRecord } from '../objstore/metadata.js';
 import type { StoreContext } from '../objstore/store/context.js';
 import { readSliceChunks } from '../objstore/store/get.js';
+import { relocationFailuresTotal, relocationsTotal } from './metrics.js';
 
 const STRIPES_PER_BATCH = 8;
 
@@ -87,11 +88,20 @@ function codeOf(err: unknown): string {
  */
 export async function relocate(deps: RelocateDeps, rec: ObjectRecord, targets: Target[], opts: { avoid?: ReadonlySet<number>; checkMd5?: boolean } = {}): Promise<MoveResult[]> {
   const avoid = new Set(opts.avoid ?? []);
+  const by = deps.by.split(' ')[0]!;
   try {
-    return await relocateOnce(deps, rec, targets, avoid, opts.checkMd5 ?? false);
+    let moved: MoveResult[];
+    try {
+      moved = await relocateOnce(deps, rec, targets, avoid, opts.checkMd5 ?? false);
+    } catch (err) {
+      if (!(err instanceof Restart)) throw err;
+      moved = await relocateOnce(deps, rec, targets, avoid, true);
+    }
+    for (const m of moved) relocationsTotal.inc({ by, how: m.how });
+    return moved;
   } catch (err) {
-    if (!(err instanceof Restart)) throw err;
-    return relocateOnce(deps, rec, targets, avoid, true);
+    if (err instanceof RebuildError) relocationFailuresTotal.inc({ reason: err.reason });
+    throw err;
   }
 }
 

@@ -89,6 +89,9 @@ test.serial('a live disk drains onto a new disk: slices copied, records flipped,
   }
   await assertAllExact(t, store.url, bodies);
   await assertDisksMatchRecords(t, store.url, store.stateDir, bodies.keys());
+  const metrics = await store.system.metrics();
+  const copied = /^objstore_relocations_total\{by="drain",how="copied"\} (\d+)$/m.exec(metrics);
+  t.is(Number(copied?.[1]), done.copied, 'the relocation counter agrees with the drain');
 
   // PUTs go on during and after; new objects avoid the draining volume.
   const more = await putObjects(store.url, 'dr2', [12345]);

@@ -103,7 +103,7 @@ export async function startStore(t: ExecutionContext, opts: StoreOptions = {}): 
 const LOCK = join(tmpdir(), 'hostd-test-store-start.lock');
 
 /** A lock across test processes (mkdir is atomic); a lock left by a dead process is taken over. */
-async function startLock(): Promise<() => void> {
+export async function startLock(): Promise<() => void> {
   const deadline = Date.now() + 120_000;
   for (;;) {
     try {

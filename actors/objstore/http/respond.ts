@@ -1,4 +1,5 @@
 /** Small helpers to answer on a uWebSockets.js response, always corked. */
+import { responsesTotal } from '../metrics.js';
 import type { HttpResponse } from '../../../runtime/http/uws.js';
 import { errorBody, statusLine } from '../../../protocols/objstore/errors.js';
 
@@ -27,6 +28,7 @@ export function send(r: Reply, status: number, body: string | ArrayBuffer | Uint
   if (r.aborted || r.done) return;
   const line = statusLine(status);
   r.done = true;
+  responsesTotal.inc({ status: String(status) });
   r.res.cork(() => {
     r.res.writeStatus(line);
     if (contentType) r.res.writeHeader('Content-Type', contentType);
@@ -48,6 +50,7 @@ export function sendHead(r: Reply, status: number, headers: Headers, contentLeng
   if (r.aborted || r.done) return;
   const line = statusLine(status);
   r.done = true;
+  responsesTotal.inc({ status: String(status) });
   r.res.cork(() => {
     r.res.writeStatus(line);
     for (const [k, v] of headers) r.res.writeHeader(k, v);

@@ -57,6 +57,9 @@ export async function updateVolume(ctx: StoreContext, id: number, body: Record<s
   const next: VolumeRecord = { ...rec };
   for (const f of FLAGS) if (typeof body[f] === 'boolean') next[f] = body[f] as boolean;
   for (const f of TEXTS) if (typeof body[f] === 'string') next[f] = body[f] as string;
+  // Declaring an unhealthy volume healthy again starts its fault count over (else the next
+  // fault would trip the threshold at once).
+  if (body.isHealthy === true && !rec.isHealthy) next.faults = 0;
   await ctx.meta.volumes.put(id, next);
   await ctx.meta.root.flushed;
   return next;

@@ -125,6 +125,9 @@ export class ObjectReader {
     if (!this.bad.has(index)) {
       this.bad.add(index);
       const volumeId = this.volumeOf(index);
+      // A slice relocated (drain, rebalance, repair) since this read began: not a fault.
+      const now = this.ctx.meta.objects.get(this.rec.id);
+      if (now && (index < now.k ? now.dataVolumes[index] : now.parityVolumes[index - now.k]) !== volumeId) return null;
       this.ctx.log.warn({ objectId: this.rec.id, sliceIndex: index, volumeId, code, err: message }, 'bad slice found by a read; reconstructing');
       void this.ctx.meta.recordFault({ objectId: this.rec.id, sliceIndex: index, volumeId, code, message }).catch(() => undefined);
     }
