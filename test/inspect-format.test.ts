@@ -1,5 +1,5 @@
 import test from 'ava';
-import { formatAge, formatBytes, renderTable, toJson } from '../runtime/cli/inspect.js';
+import { formatAge, formatBytes, readableTimes, renderTable, toJson } from '../runtime/cli/inspect.js';
 
 test('the table has a header, aligned columns and a count', (t) => {
   const now = Date.parse('2026-11-22T12:00:00Z');
@@ -34,4 +34,20 @@ test('sizes and ages are human-readable', (t) => {
 test('JSON rendering shows Maps, Sets, bigints and binary plainly', (t) => {
   const v = { m: new Map<unknown, unknown>([['a', 1], [2, 'b']]), s: new Set([1, 2]), big: 10n, bin: new Uint8Array(7), ab: new ArrayBuffer(3), d: new Date(0) };
   t.deepEqual(JSON.parse(toJson(v)), { m: { a: 1, '2': 'b' }, s: [1, 2], big: '10', bin: { binaryBytes: 7 }, ab: { binaryBytes: 3 }, d: '1970-01-01T00:00:00.000Z' });
+});
+
+test('readableTimes shows epoch-millisecond …At fields as ISO 8601 too, and leaves everything else', (t) => {
+  const ms = Date.UTC(2026, 10, 22, 8, 0, 0);
+  const v = { startedAt: ms, finishedAt: null, at: ms, cursor: '$0196', nested: [{ requestedAt: ms, count: 3 }], smallAt: 12, floatAt: ms + 0.5 };
+  t.deepEqual(readableTimes(v), {
+    startedAt: `2026-11-22T08:00:00.000Z (${ms})`,
+    finishedAt: null,
+    at: ms,
+    cursor: '$0196',
+    nested: [{ requestedAt: `2026-11-22T08:00:00.000Z (${ms})`, count: 3 }],
+    smallAt: 12,
+    floatAt: ms + 0.5,
+  });
+  t.is(readableTimes(5), 5);
+  t.is(readableTimes('x'), 'x');
 });

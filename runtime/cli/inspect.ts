@@ -30,6 +30,23 @@ export function toJson(value: unknown, indent = 2): string {
   );
 }
 
+/**
+ * For people: a field named like a time (`…At`) holding epoch milliseconds (2001–2286) is shown
+ * as an ISO 8601 string too, e.g. `startedAt: "2026-11-22T08:00:00.000Z (1795334400000)"`.
+ */
+export function readableTimes(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(readableTimes);
+  if (value instanceof Map || value instanceof Set || ArrayBuffer.isView(value) || value instanceof ArrayBuffer) return value;
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) {
+      out[k] = /At$/.test(k) && typeof v === 'number' && Number.isInteger(v) && v >= 1e12 && v < 1e13 ? `${new Date(v).toISOString()} (${v})` : readableTimes(v);
+    }
+    return out;
+  }
+  return value;
+}
+
 export function formatBytes(n: number): string {
   if (n < 1024) return `${n} B`;
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
@@ -64,7 +81,7 @@ export async function inspect(opts: { stateDir: string; id?: string; json: boole
     if (!rec) throw new InspectError(`no checkpoint for actor ${JSON.stringify(opts.id)} in ${opts.stateDir} (run 'hostd inspect' to list them)`);
     const size = store.list().find((r) => r.id === opts.id)?.size ?? 0;
     const full = { id: rec.id, kind: rec.kind, updatedAt: new Date(rec.updatedAt).toISOString(), size, state: rec.state };
-    out(opts.json ? toJson(full, 0) : toJson(full, 2));
+    out(opts.json ? toJson(full, 0) : toJson({ ...full, state: readableTimes(full.state) }, 2));
   } finally {
     await store.close();
   }
