@@ -98,7 +98,7 @@ async function moveOne(mt: Maint, r: RebalanceState, rec: ObjectRecord, source: 
     const index = on[0]!;
     const bytes = sliceSize(geometry(cur.size, cur.k, cur.m, cur.chunkSize), index);
     const holding = new Set([...cur.dataVolumes, ...cur.parityVolumes]);
-    const dest = chooseDestination(fills, destinations, holding, bytes, target);
+    const dest = chooseDestination(fills, destinations, holding, bytes, target, source);
     if (dest === null) {
       r.counters.noDest++;
       skip.add(rec.id);
@@ -106,7 +106,9 @@ async function moveOne(mt: Maint, r: RebalanceState, rec: ObjectRecord, source: 
     }
     // Reserve the space now, so the batch's other moves see it taken.
     const f = fills.find((x) => x.id === dest)!;
+    const s = fills.find((x) => x.id === source);
     f.bytesUsed += bytes;
+    if (s) s.bytesUsed -= bytes;
     try {
       const [m] = await relocate(
         {
@@ -124,11 +126,10 @@ async function moveOne(mt: Maint, r: RebalanceState, rec: ObjectRecord, source: 
       r.bytesMoved += m!.bytes;
       mt.fleet.account(dest, m!.bytes);
       mt.fleet.account(source, -m!.bytes);
-      const s = fills.find((x) => x.id === source);
-      if (s) s.bytesUsed -= m!.bytes;
       return true;
     } catch (err) {
       f.bytesUsed -= bytes;
+      if (s) s.bytesUsed += bytes;
       if (!(err instanceof RebuildError)) throw err;
       skip.add(rec.id);
       if (err.reason === 'insufficient-slices' || err.reason === 'reconstruction-mismatch') r.counters.unrecoverable++;

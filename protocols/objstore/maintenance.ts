@@ -209,7 +209,7 @@ export function parseAcceptLoss(body: Record<string, unknown>): { objectId: stri
   if (body.comment !== undefined && (typeof body.comment !== 'string' || body.comment.length > 1024)) {
     throw new BodyError('INVALID_FIELD', 'comment must be a string of at most 1024 characters');
   }
-  return { objectId: body.objectId.toLowerCase().replace(/^\$/, '$'), sliceIndex, comment: (body.comment as string | undefined) ?? '' };
+  return { objectId: body.objectId.toLowerCase(), sliceIndex, comment: (body.comment as string | undefined) ?? '' };
 }
 
 // ------------------------------------------------------------------ rebalance arithmetic
@@ -268,11 +268,16 @@ export function planRebalance(vols: readonly VolumeFill[], deadband: number): Re
 }
 
 /**
- * The destination for a slice of `sliceBytes` leaving a source: a destination volume that holds
+ * The destination for a slice of `sliceBytes` leaving `source`: a destination volume that holds
  * no slice of the object and stays at or below the target after taking it; the emptiest first.
- * null when none can (counted as noDest).
+ * null when none can, or when the move would take the source below the target (counted as noDest).
  */
-export function chooseDestination(vols: readonly VolumeFill[], destinations: readonly number[], holding: ReadonlySet<number>, sliceBytes: number, target: number): number | null {
+export function chooseDestination(vols: readonly VolumeFill[], destinations: readonly number[], holding: ReadonlySet<number>, sliceBytes: number, target: number, source?: number): number | null {
+  if (source !== undefined) {
+    // A move that takes its source below the target overshoots: it would only move the imbalance.
+    const s = vols.find((x) => x.id === source);
+    if (s && s.bytesTotal > 0 && (s.bytesUsed - sliceBytes) / s.bytesTotal < target) return null;
+  }
   let best: VolumeFill | null = null;
   for (const id of destinations) {
     if (holding.has(id)) continue;
