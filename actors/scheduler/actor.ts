@@ -218,7 +218,11 @@ export default defineActor<SchedulerProtocol, SchedulerState, SchedulerArgs>({
     },
     async verifyStart(msg, ctx) {
       const m = mt(ctx);
-      for (const v of msg.volumeIds ?? []) if (!m.store.meta.volumes.get(v)) refuse(404, 'NO_SUCH_VOLUME', `no volume ${v}`);
+      for (const v of msg.volumeIds ?? []) {
+        const rec = m.store.meta.volumes.get(v);
+        if (!rec) refuse(404, 'NO_SUCH_VOLUME', `no volume ${v}`);
+        if (rec.isDeleted) refuse(409, 'VOLUME_DELETED', `volume ${v} is deleted (a tombstone): there is nothing to verify on it`);
+      }
       const r = await startVerify(m, msg);
       if (r.started) startVerifyJob(ctx);
       const { started: _s, ...reply } = r;

@@ -53,50 +53,51 @@ function chooseTargets(mt: Maint, rec: ObjectRecord, bad: number[]): Target[] | 
 /** Repair one object's pending faults. */
 async function repairObject(mt: Maint, rec: ObjectRecord, faults: SliceFault[]): Promise<void> {
   const meta = mt.store.meta;
-  const all = meta.faultsOf(rec.id).filter((f) => f.sliceIndex < rec.k + rec.m);
-  const bad = [...new Set(all.map((f) => f.sliceIndex))].sort((a, b) => a - b);
-  const pending = faults.map((f) => f.sliceIndex);
-  if (all.some((f) => f.repairBlockedReason === 'unrecoverable')) {
-    await setStatus(mt, rec.id, pending, 'blocked', 'unrecoverable');
-    return;
-  }
   // A fault recorded against a volume that no longer holds the slice is stale: drop it.
-  for (const f of all) {
-    if (volumeOf(rec, f.sliceIndex) !== f.volumeId) await meta.faults.remove(`${rec.id}/${f.sliceIndex}`);
+  for (const f of meta.faultsOf(rec.id)) {
+    if (f.sliceIndex >= rec.k + rec.m || volumeOf(rec, f.sliceIndex) !== f.volumeId) await meta.faults.remove(`${rec.id}/${f.sliceIndex}`);
   }
+  const all = meta.faultsOf(rec.id);
+  // Every bad slice is avoided as a source; an accepted loss is not rebuilt (the operator said so).
+  const bad = [...new Set(all.map((f) => f.sliceIndex))].sort((a, b) => a - b);
+  const accepted = new Set(all.filter((f) => f.repairBlockedReason === 'unrecoverable').map((f) => f.sliceIndex));
+  const pending = faults.map((f) => f.sliceIndex).filter((i) => bad.includes(i));
+  const wanted = pending.filter((i) => !accepted.has(i));
+  if (accepted.size) await setStatus(mt, rec.id, pending.filter((i) => accepted.has(i)), 'blocked', 'unrecoverable');
+  if (!wanted.length) return;
   const good = rec.k + rec.m - bad.length;
   if (good < rec.k) {
-    await setStatus(mt, rec.id, bad, 'blocked', 'insufficient-slices');
+    await setStatus(mt, rec.id, wanted, 'blocked', 'insufficient-slices');
     mt.state.repairs.blocked++;
     mt.log.error({ objectId: rec.id, path: rec.path, bad, k: rec.k, m: rec.m }, 'repair refused: fewer good slices than needed (insufficient-slices); the slices stay in place');
     return;
   }
   await mt.fleet.refresh();
-  const targets = chooseTargets(mt, rec, bad);
+  const targets = chooseTargets(mt, rec, wanted);
   if (!targets) {
-    await setStatus(mt, rec.id, bad, 'blocked', 'target-unwritable');
+    await setStatus(mt, rec.id, wanted, 'blocked', 'target-unwritable');
     mt.state.repairs.blocked++;
     mt.log.warn({ objectId: rec.id, bad }, 'repair refused: no healthy volume can take the rebuilt slice (target-unwritable)');
     return;
   }
-  await setStatus(mt, rec.id, bad, 'repairing', null);
+  await setStatus(mt, rec.id, wanted, 'repairing', null);
   try {
     await relocate({ store: mt.store, by: 'repair' }, rec, targets, { avoid: new Set(bad), checkMd5: true });
     mt.state.repairs.repaired++;
     mt.log.info({ objectId: rec.id, slices: targets }, 'repaired');
   } catch (err) {
     if (!(err instanceof RebuildError)) {
-      await setStatus(mt, rec.id, bad, 'pending', null);
+      await setStatus(mt, rec.id, wanted, 'pending', null);
       throw err;
     }
     if (err.reason === 'gone') return;
     if (err.reason === 'insufficient-slices' || err.reason === 'reconstruction-mismatch' || err.reason === 'target-unwritable') {
-      await setStatus(mt, rec.id, bad, 'blocked', err.reason);
+      await setStatus(mt, rec.id, wanted, 'blocked', err.reason);
       mt.state.repairs.blocked++;
       mt.log.error({ objectId: rec.id, reason: err.reason, err: err.message }, `repair refused (${err.reason})`);
       return;
     }
-    await setStatus(mt, rec.id, bad, 'pending', null);
+    await setStatus(mt, rec.id, wanted, 'pending', null);
     mt.log.warn({ objectId: rec.id, reason: err.reason, err: err.message }, 'repair failed; it is tried again');
   }
 }
