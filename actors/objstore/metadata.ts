@@ -85,6 +85,8 @@ export interface MoveRecord {
   phase: 'copying' | 'flipped';
   /** what asked for it: drain, rebalance or repair */
   by: string;
+  /** deleting the old slice failed at least once (counted once; the sweep keeps trying) */
+  deleteFailed?: boolean;
   at: number;
 }
 

@@ -111,7 +111,10 @@ export default defineActor<SchedulerProtocol, SchedulerState, SchedulerArgs>({
     ctx.onCleanup(() => reportOn(null));
     await fleet.refresh();
     // Finish what a crash interrupted: unfinished copies are undone, flipped moves completed.
-    const swept = await sweepMoves(store, 0);
+    const onDeleteFailed = (mv: { by: string }) => {
+      if (mv.by === 'rebalance' && state.rebalance) state.rebalance.counters.sourceDeleteFailed++;
+    };
+    const swept = await sweepMoves(store, 0, { boot: true, onDeleteFailed });
     if (swept.deleted || swept.undone || swept.failed) ctx.log.info(swept, 'relocations interrupted by the last stop finished');
     if (m.frozen) ctx.log.warn('maintenance is frozen: drains, scrub, repair and rebalance wait for PUT /$/maintenance-freeze {"frozen": false}');
     // Resume in order: drains, then scrub and repair, then rebalance.
@@ -119,7 +122,8 @@ export default defineActor<SchedulerProtocol, SchedulerState, SchedulerArgs>({
     if (state.verify) startVerifyJob(ctx);
     if (state.rebalance?.running) startRebalanceJob(ctx);
     ctx.setInterval(() => {
-      void sweepMoves(store, ctx.args.moveGraceMs).catch((err: unknown) => ctx.log.warn({ err: (err as Error).message }, 'sweeping relocations failed'));
+      if (m.frozen) return; // the freeze holds every disk write of maintenance, deletes included
+      void sweepMoves(store, ctx.args.moveGraceMs, { onDeleteFailed }).catch((err: unknown) => ctx.log.warn({ err: (err as Error).message }, 'sweeping relocations failed'));
     }, Math.max(100, Math.min(5000, ctx.args.moveGraceMs)));
     let repairing = false;
     ctx.setInterval(() => {
@@ -158,7 +162,7 @@ export default defineActor<SchedulerProtocol, SchedulerState, SchedulerArgs>({
       if (!rec) refuse(404, 'NO_SUCH_VOLUME', `no volume ${msg.volumeId}`);
       const d = m.state.drains[String(msg.volumeId)];
       if (!d || d.state !== 'running') {
-        if (rec.isDraining) await m.store.meta.volumes.put(msg.volumeId, { ...rec, isDraining: false });
+        if (rec.isDraining && !rec.isDeleted) await m.store.meta.volumes.put(msg.volumeId, { ...rec, isDraining: false });
         if (!d) refuse(409, 'NOT_DRAINING', `volume ${msg.volumeId} is not draining`);
         return drainView(m, d);
       }

@@ -41,10 +41,12 @@ export function rebalanceView(mt: Maint, r: RebalanceState | null): RebalancePro
   const s = r ?? newRebalance({ deadband: 0, maxMoves: null, concurrency: 0 }, 0);
   let bytesToMove = s.bytesToMove;
   let targetFill = s.targetFill;
+  let sourceVolumeIds = s.sourceVolumeIds;
   if (mt.fleet.all().length) {
     const plan = planRebalance(mt.fleet.fills(), s.deadband);
     bytesToMove = plan.bytesToMove;
     targetFill = plan.targetFill;
+    if (r?.running) sourceVolumeIds = plan.sources;
   }
   const { bytesPerSec, etaSeconds } = r?.running && r.startedAt ? rate(s.bytesMoved, Date.now() - r.startedAt, bytesToMove) : { bytesPerSec: 0, etaSeconds: 0 };
   return {
@@ -56,7 +58,7 @@ export function rebalanceView(mt: Maint, r: RebalanceState | null): RebalancePro
     bytesMoved: s.bytesMoved,
     bytesPerSec,
     etaSeconds,
-    sourceVolumeIds: s.sourceVolumeIds,
+    sourceVolumeIds,
     currentSourceVolumeId: s.currentSourceVolumeId,
     currentMinObjectSize: s.currentMinObjectSize,
     startedAt: r?.startedAt ? new Date(r.startedAt).toISOString() : null,

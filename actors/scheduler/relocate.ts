@@ -327,10 +327,16 @@ async function streamSlices(
 }
 
 /**
- * Delete the old slices of flipped moves (after `graceMs`) and undo unfinished copies. At boot
- * (`graceMs` 0) this finishes whatever a crash interrupted. Returns what it did and what is left.
+ * Delete the old slices of flipped moves (after `graceMs`). At boot (`boot`), also undo the
+ * copies a crash interrupted (in a running scheduler a `copying` move is in progress). Returns
+ * what it did and what is left.
  */
-export async function sweepMoves(store: StoreContext, graceMs: number, now = Date.now()): Promise<{ deleted: number; undone: number; failed: number; left: number }> {
+export async function sweepMoves(
+  store: StoreContext,
+  graceMs: number,
+  opts: { boot?: boolean; now?: number; onDeleteFailed?: (mv: MoveRecord) => void } = {},
+): Promise<{ deleted: number; undone: number; failed: number; left: number }> {
+  const now = opts.now ?? Date.now();
   const meta = store.meta;
   let deleted = 0;
   let undone = 0;
@@ -338,7 +344,7 @@ export async function sweepMoves(store: StoreContext, graceMs: number, now = Dat
   let left = 0;
   for (const { key, value: mv } of meta.moves.getRange()) {
     if (mv.phase === 'copying') {
-      if (graceMs > 0) {
+      if (!opts.boot) {
         left++;
         continue; // in progress in this run
       }
@@ -388,6 +394,11 @@ export async function sweepMoves(store: StoreContext, graceMs: number, now = Dat
       deleted++;
     } catch {
       failed++;
+      // Counted once per move; the sweep keeps trying.
+      if (!mv.deleteFailed) {
+        await meta.moves.put(key, { ...mv, deleteFailed: true });
+        opts.onDeleteFailed?.(mv);
+      }
     }
   }
   return { deleted, undone, failed, left };

@@ -143,7 +143,7 @@ async function route(ctx: StoreContext, volumes: Volumes, scheduler: ActorRef<Sc
     );
     return sendJson(r, 200, { object: rec, slices });
   }
-  if (key === 'GET status') {
+  if (key === 'GET status' && a === undefined) {
     const recs = volumes.records(true);
     const by = (pred: (v: ReturnType<typeof volumes.view>) => boolean) => recs.map((v) => volumes.view(v)).filter(pred).map((v) => v.id);
     let stored = 0;
@@ -174,12 +174,12 @@ async function route(ctx: StoreContext, volumes: Volumes, scheduler: ActorRef<Sc
       gbFree: free / 1e9,
     });
   }
-  if (key === 'GET faults') {
+  if (key === 'GET faults' && a === undefined) {
     const faults = [];
     for (const { value } of ctx.meta.faults.getRange()) faults.push(value);
     return sendJson(r, 200, { faults });
   }
-  if (key === 'GET blockDevices') {
+  if (key === 'GET blockDevices' && a === undefined) {
     const devices = await listBlockDevices();
     return sendJson(r, 200, { blockDevices: devices });
   }

@@ -70,7 +70,7 @@ export async function deleteVolume(ctx: StoreContext, id: number): Promise<Volum
   const rec = existing(ctx, id);
   if (rec.isDeleted) return rec;
   guardDelete(ctx, id);
-  const next: VolumeRecord = { ...rec, isDeleted: true, isEnabled: false };
+  const next: VolumeRecord = { ...rec, isDeleted: true, isEnabled: false, isDraining: false };
   await ctx.meta.volumes.put(id, next);
   await ctx.meta.root.flushed;
   return next;
