@@ -28,6 +28,38 @@ export class FileScope {
   }
 }
 
+/** Unmount whatever is mounted under `dir` (deepest first), then remove it. */
+export async function cleanStateDir(dir: string): Promise<void> {
+  const { execFileSync } = await import('node:child_process');
+  const under = readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .map((l) => l.split(' ')[4])
+    .filter((mp): mp is string => !!mp && mp.startsWith(dir + '/'))
+    .reverse();
+  for (const mp of under) {
+    try {
+      execFileSync('umount', [mp]);
+    } catch {
+      try {
+        execFileSync('umount', ['-l', mp]);
+      } catch {
+        /* gone already */
+      }
+    }
+  }
+  rmSync(dir, { recursive: true, force: true });
+}
+
+/**
+ * A state directory that outlives one store (restart tests start several over it), cleaned up
+ * (unmounted, removed) by the teardown of `t`.
+ */
+export function keptStateDir(t: ExecutionContext, prefix = 'hostd-objstore-kept-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  t.teardown(() => cleanStateDir(dir));
+  return dir;
+}
+
 export interface Store {
   system: ActorSystem;
   url: string;
