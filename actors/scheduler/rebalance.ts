@@ -89,22 +89,28 @@ function candidates(mt: Maint, source: number, tier: number, skip: Set<string>, 
   return found.sort((a, b) => b.size - a.size || (a.id < b.id ? -1 : 1)).slice(0, limit);
 }
 
-async function moveOne(mt: Maint, r: RebalanceState, rec: ObjectRecord, source: number, fills: VolumeFill[], destinations: number[], target: number, skip: Set<string>): Promise<boolean> {
-  if (!mt.lock(rec.id)) return false;
+async function moveOne(mt: Maint, r: RebalanceState, rec: ObjectRecord, source: number, fills: VolumeFill[], destinations: number[], target: number, skip: Set<string>): Promise<'moved' | 'busy' | 'skipped'> {
+  if (!mt.lock(rec.id)) return 'busy';
   try {
     const cur = mt.store.meta.objects.get(rec.id);
-    if (!cur) return false;
+    if (!cur) return 'skipped';
     const on = slicesOn(cur, source);
-    if (!on.length) return false;
+    if (!on.length) return 'skipped';
     if (on.length > 1) r.counters.duplicateRefs++;
     const index = on[0]!;
     const bytes = sliceSize(geometry(cur.size, cur.k, cur.m, cur.chunkSize), index);
     const holding = new Set([...cur.dataVolumes, ...cur.parityVolumes]);
+    const from = fills.find((x) => x.id === source);
+    if (from && from.bytesTotal > 0 && (from.bytesUsed - bytes) / from.bytesTotal < target) {
+      // Moving this slice would take the source below the target: a smaller object may fit.
+      skip.add(rec.id);
+      return 'skipped';
+    }
     const dest = chooseDestination(fills, destinations, holding, bytes, target, source);
     if (dest === null) {
       r.counters.noDest++;
       skip.add(rec.id);
-      return false;
+      return 'skipped';
     }
     // Reserve the space now, so the batch's other moves see it taken.
     const f = fills.find((x) => x.id === dest)!;
@@ -128,7 +134,7 @@ async function moveOne(mt: Maint, r: RebalanceState, rec: ObjectRecord, source: 
       r.bytesMoved += m!.bytes;
       mt.fleet.account(dest, m!.bytes);
       mt.fleet.account(source, -m!.bytes);
-      return true;
+      return 'moved';
     } catch (err) {
       f.bytesUsed -= bytes;
       if (s) s.bytesUsed += bytes;
@@ -137,7 +143,7 @@ async function moveOne(mt: Maint, r: RebalanceState, rec: ObjectRecord, source: 
       if (err.reason === 'insufficient-slices' || err.reason === 'reconstruction-mismatch') r.counters.unrecoverable++;
       else if (err.reason === 'target-unwritable' || err.reason === 'verify-failed') r.counters.noDest++;
       mt.log.warn({ objectId: rec.id, index, source, dest, reason: err.reason, err: err.message }, 'rebalance: a slice did not move');
-      return false;
+      return 'skipped';
     }
   } finally {
     mt.unlock(rec.id);
@@ -186,7 +192,7 @@ export async function runRebalance(mt: Maint, r: RebalanceState): Promise<void> 
     const moved = await Promise.all(batch.map((rec) => moveOne(mt, r, rec, source, fills, plan.destinations, plan.targetFill, skip)));
     r.lastBatch = { size: batch.length, concurrency };
     await mt.save();
-    // Nothing moved (objects busy with another job): do not spin.
-    if (!moved.some(Boolean)) await new Promise((res) => setTimeout(res, 200));
+    // Every object of the batch is busy with another job: do not spin.
+    if (moved.every((m) => m === 'busy')) await new Promise((res) => setTimeout(res, 200));
   }
 }
