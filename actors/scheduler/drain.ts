@@ -77,15 +77,20 @@ async function moveOff(mt: Maint, d: DrainState, rec: ObjectRecord): Promise<'mo
             store: mt.store,
             by: `drain ${d.volumeId}`,
             onBadSource: (i, volumeId, code, message) => void mt.store.meta.recordFault({ objectId: rec.id, sliceIndex: i, volumeId, code, message }).catch(() => undefined),
+            onFlip: (moved) => {
+              for (const x of moved) {
+                d.moved++;
+                if (x.how === 'copied') d.copied++;
+                else d.reconstructed++;
+                d.bytesMoved += x.bytes;
+              }
+              mt.saveSync();
+            },
           },
           now,
           [{ index, to: dest.id }],
           { avoid },
         );
-        d.moved++;
-        if (r!.how === 'copied') d.copied++;
-        else d.reconstructed++;
-        d.bytesMoved += r!.bytes;
         mt.fleet.account(dest.id, r!.bytes);
       } catch (err) {
         if (!(err instanceof RebuildError)) throw err;

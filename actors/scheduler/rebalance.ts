@@ -123,15 +123,20 @@ async function moveOne(mt: Maint, r: RebalanceState, rec: ObjectRecord, source: 
           store: mt.store,
           by: 'rebalance',
           onBadSource: (i, volumeId, code, message) => void mt.store.meta.recordFault({ objectId: rec.id, sliceIndex: i, volumeId, code, message }).catch(() => undefined),
+          onFlip: (moved) => {
+            for (const x of moved) {
+              r.counters.moves++;
+              if (x.how === 'copied') r.counters.copied++;
+              else r.counters.reconstructed++;
+              r.bytesMoved += x.bytes;
+            }
+            mt.saveSync();
+          },
         },
         cur,
         [{ index, to: dest }],
         { avoid: mt.fleet.present(source) ? new Set() : new Set([index]) },
       );
-      r.counters.moves++;
-      if (m!.how === 'copied') r.counters.copied++;
-      else r.counters.reconstructed++;
-      r.bytesMoved += m!.bytes;
       mt.fleet.account(dest, m!.bytes);
       mt.fleet.account(source, -m!.bytes);
       return 'moved';
@@ -152,7 +157,9 @@ async function moveOne(mt: Maint, r: RebalanceState, rec: ObjectRecord, source: 
 
 /** Run (or resume) the rebalance until it ends or is cancelled. */
 export async function runRebalance(mt: Maint, r: RebalanceState): Promise<void> {
-  const skip = new Set<string>();
+  // Objects skipped for a source (no destination, would overshoot, failed): per source, so a
+  // source near its target does not hide the objects of the others.
+  const skips = new Map<number, Set<string>>();
   while (r.running) {
     await mt.until('rebalance');
     if (!r.running) return;
@@ -178,6 +185,11 @@ export async function runRebalance(mt: Maint, r: RebalanceState): Promise<void> 
     }
     const source = r.currentSourceVolumeId;
     const room = r.maxMoves === null ? r.concurrency : Math.min(r.concurrency, r.maxMoves - r.counters.moves);
+    let skip = skips.get(source);
+    if (!skip) {
+      skip = new Set<string>();
+      skips.set(source, skip);
+    }
     const batch = candidates(mt, source, r.currentMinObjectSize, skip, room);
     if (!batch.length) {
       const next = nextTier(r.currentMinObjectSize);

@@ -59,6 +59,11 @@ export interface RelocateDeps {
   store: StoreContext;
   /** the move's origin, for the record and the logs: drain, rebalance, repair */
   by: string;
+  /**
+   * Called inside the flip's transaction with what moved: count it there (and checkpoint with
+   * Maint.saveSync), so the counts commit together with the flip.
+   */
+  onFlip?(moved: MoveResult[]): void;
   /** after a fault is found in a source slice while moving: record it */
   onBadSource?(index: number, volumeId: number, code: string, message: string): void;
 }
@@ -201,6 +206,7 @@ async function relocateOnce(deps: RelocateDeps, rec: ObjectRecord, targets: Targ
       meta.moves.putSync(moveKey(mv.objectId, mv.index), { ...mv, phase: 'flipped', at: Date.now() });
       meta.faults.removeSync(moveKey(mv.objectId, mv.index));
     }
+    deps.onFlip?.(moves.map((mv) => ({ index: mv.index, from: mv.from, to: mv.to, how: how.get(mv.index) ?? 'reconstructed', bytes: mv.bytes })));
     return 'ok';
   });
   if (flip !== 'ok') {

@@ -58,6 +58,14 @@ export class CheckpointStore {
     await this.db.flushed;
   }
 
+  /**
+   * Write a checkpoint inside the caller's LMDB transaction (call it from `root.transaction()`),
+   * so that it commits, or not, together with the records the transaction changes.
+   */
+  saveSync<S>(id: string, kind: string, state: S): void {
+    this.db.putSync(id, { id, kind, updatedAt: Date.now(), state });
+  }
+
   load<S>(id: string): CheckpointRecord<S> | undefined {
     return this.db.get(id) as CheckpointRecord<S> | undefined;
   }
