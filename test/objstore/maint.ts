@@ -3,9 +3,10 @@
  * files really on the disks counted against the records, and polling the management API.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { readdirSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, readdirSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ExecutionContext } from 'ava';
+import { chunkCrc, chunkLength, chunkOffset, decodeSliceHeader } from '../../protocols/objstore/slice-format.js';
 
 export const md5 = (b: Uint8Array) => createHash('md5').update(b).digest('hex');
 
@@ -152,4 +153,34 @@ export async function settled(base: string): Promise<void> {
     const d = await api<{ scheduler: { moves: { copying: number; flipped: number } } }>(`${base}/$/debug`);
     return d.status === 200 && d.body.scheduler.moves.copying === 0 && d.body.scheduler.moves.flipped === 0;
   });
+}
+
+/** Write the whole file in place and make it durable (volume reads use O_DIRECT). */
+export function rewrite(path: string, bytes: Uint8Array): void {
+  const fd = openSync(path, 'r+');
+  try {
+    writeSync(fd, bytes, 0, bytes.byteLength, 0);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Flip a byte in the middle of chunk 0's payload of a slice file; with `fixCrc` the chunk's
+ * CRC32C is rewritten so the chunk still verifies (rot that a checksum cannot see). Returns the
+ * original bytes.
+ */
+export function flipByte(path: string, fixCrc: boolean): Buffer {
+  const original = readFileSync(path);
+  const h = decodeSliceHeader(original);
+  const len = chunkLength(h, 0);
+  const at = chunkOffset(h.chunkSize, 0);
+  if (original.readUInt32BE(at + len) !== chunkCrc(original.subarray(at, at + len))) throw new Error(`${path}: chunk 0 is not followed by its CRC32C (not the layout of slice-format.ts)`);
+  const changed = Buffer.from(original);
+  const mid = at + (len >> 1);
+  changed[mid] = changed[mid]! ^ 0x5a;
+  if (fixCrc) changed.writeUInt32BE(chunkCrc(changed.subarray(at, at + len)), at + len);
+  rewrite(path, changed);
+  return original;
 }

@@ -10,11 +10,10 @@
  * A store with the repair worker on repairs a fault within a second: each blocked case is set
  * up under the maintenance freeze (the repair waits), then unfrozen.
  */
-import { closeSync, existsSync, fsyncSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import anyTest, { type TestFn } from 'ava';
-import { chunkCrc, chunkLength, chunkOffset, decodeSliceHeader } from '../../protocols/objstore/slice-format.js';
 import { startStore, FileScope, type Store } from './harness.js';
-import { api, assertAllExact, assertDisksMatchRecords, md5, putObjects, settled, sliceFilesOnDisk, waitFor, type ObjectRecordView } from './maint.js';
+import { api, flipByte, assertAllExact, assertDisksMatchRecords, md5, putObjects, settled, sliceFilesOnDisk, waitFor, type ObjectRecordView } from './maint.js';
 
 interface Fault {
   objectId: string;
@@ -40,34 +39,6 @@ const scope = new FileScope();
 
 const FAULT_FIELDS = ['objectId', 'sliceIndex', 'volumeId', 'code', 'repairStatus', 'repairBlockedReason'];
 
-/** Write the whole file in place and make it durable (volume reads use O_DIRECT). */
-function rewrite(path: string, bytes: Uint8Array): void {
-  const fd = openSync(path, 'r+');
-  try {
-    writeSync(fd, bytes, 0, bytes.byteLength, 0);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/**
- * Flip a byte in the middle of chunk 0's payload of a slice file; with `fixCrc` the chunk's
- * CRC32C is rewritten so the chunk still verifies. Returns the original bytes.
- */
-function flipByte(path: string, fixCrc: boolean): Buffer {
-  const original = readFileSync(path);
-  const h = decodeSliceHeader(original);
-  const len = chunkLength(h, 0);
-  const at = chunkOffset(h.chunkSize, 0);
-  if (original.readUInt32BE(at + len) !== chunkCrc(original.subarray(at, at + len))) throw new Error(`${path}: chunk 0 is not followed by its CRC32C (not the layout of slice-format.ts)`);
-  const changed = Buffer.from(original);
-  const mid = at + (len >> 1);
-  changed[mid] = changed[mid]! ^ 0x5a;
-  if (fixCrc) changed.writeUInt32BE(chunkCrc(changed.subarray(at, at + len)), at + len);
-  rewrite(path, changed);
-  return original;
-}
 
 async function fileinfo(base: string, path: string): Promise<FileInfo> {
   const r = await api<FileInfo>(`${base}/$/fileinfo${path}`);

@@ -7,15 +7,12 @@
  * data chunk is found by `full` as a checksum error. One of the six disks is the faultyfs fixture,
  * slowed on command so that a run is still going while the test talks to it.
  */
-import { closeSync, fsyncSync, mkdtempSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { renameSync } from 'node:fs';
 import anyTest, { type TestFn } from 'ava';
-import { chunkCrc, chunkLength, chunkOffset, decodeSliceHeader } from '../../protocols/objstore/slice-format.js';
 import { startFaultyDisk, type FaultyDisk } from '../helpers/faulty-disk.js';
-import { sh, withLoopDevices } from '../helpers/loop.js';
-import { FileScope, startStore, type Store } from './harness.js';
-import { api, assertAllExact, putObjects, records, waitFor, type ObjectRecordView } from './maint.js';
+import { withLoopDevices } from '../helpers/loop.js';
+import { FileScope, keptStateDir, startStore, type Store } from './harness.js';
+import { api, flipByte, rewrite, assertAllExact, putObjects, records, waitFor, type ObjectRecordView } from './maint.js';
 
 interface Errors {
   missing: number;
@@ -79,45 +76,7 @@ const scope = new FileScope();
 
 const ZERO: Errors = { missing: 0, badHeader: 0, checksum: 0, unreadable: 0, timeout: 0, parityMismatch: 0, md5Mismatch: 0 };
 
-/** Unmount whatever is mounted under `dir` (deepest first), then remove it. */
-async function cleanStateDir(dir: string): Promise<void> {
-  const under = readFileSync('/proc/self/mountinfo', 'utf8')
-    .split('\n')
-    .map((l) => l.split(' ')[4])
-    .filter((mp): mp is string => !!mp && mp.startsWith(dir + '/'))
-    .reverse();
-  for (const mp of under) await sh('umount', [mp]).catch(() => sh('umount', ['-l', mp]).catch(() => undefined));
-  rmSync(dir, { recursive: true, force: true });
-}
 
-/** Write the whole file in place and make it durable (volume reads use O_DIRECT). */
-function rewrite(path: string, bytes: Uint8Array): void {
-  const fd = openSync(path, 'r+');
-  try {
-    writeSync(fd, bytes, 0, bytes.byteLength, 0);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/**
- * Flip a byte in the middle of chunk 0's payload of a slice file; with `fixCrc` the chunk's
- * CRC32C is rewritten so the chunk still verifies. Returns the original bytes.
- */
-function flipByte(path: string, fixCrc: boolean): Buffer {
-  const original = readFileSync(path);
-  const h = decodeSliceHeader(original);
-  const len = chunkLength(h, 0);
-  const at = chunkOffset(h.chunkSize, 0);
-  if (original.readUInt32BE(at + len) !== chunkCrc(original.subarray(at, at + len))) throw new Error(`${path}: chunk 0 is not followed by its CRC32C (not the layout of slice-format.ts)`);
-  const changed = Buffer.from(original);
-  const mid = at + (len >> 1);
-  changed[mid] = changed[mid]! ^ 0x5a;
-  if (fixCrc) changed.writeUInt32BE(chunkCrc(changed.subarray(at, at + len)), at + len);
-  rewrite(path, changed);
-  return original;
-}
 
 async function fileinfo(base: string, path: string): Promise<FileInfo> {
   const r = await api<FileInfo>(`${base}/$/fileinfo${path}`);
@@ -147,8 +106,7 @@ async function runToEnd(base: string, body: unknown): Promise<Run> {
 test.before(async (t) => {
   const good = await withLoopDevices(scope.t, 5, 512);
   const faulty = await startFaultyDisk(scope.t, 512);
-  const stateDir = mkdtempSync(join(tmpdir(), 'hostd-scrub-'));
-  scope.t.teardown(() => cleanStateDir(stateDir));
+  const stateDir = keptStateDir(scope.t, 'hostd-scrub-');
   const store = await startStore(scope.t, { devices: [faulty.device, ...good], stateDir });
   const vols = (await api<{ volumes: Array<{ id: number; device: string }> }>(`${store.url}/$/volumes`)).body.volumes;
   const slowVol = vols.find((v) => v.device === faulty.device)!.id;
