@@ -78,7 +78,10 @@ function finish(r: RebalanceState, outcome: string): void {
   r.currentSourceVolumeId = null;
 }
 
-/** The biggest objects of the tier with a slice on `source`, not being worked on. */
+/** Candidates taken from one scan of the records (memory stays bounded; the next scan finds the rest). */
+const SCAN_LIMIT = 10_000;
+
+/** The biggest objects of the tier with a slice on `source`, not skipped for it. */
 function candidates(mt: Maint, source: number, tier: number, skip: Set<string>, limit: number): ObjectRecord[] {
   const ceiling = tierCeiling(tier);
   const found: ObjectRecord[] = [];
@@ -160,6 +163,9 @@ export async function runRebalance(mt: Maint, r: RebalanceState): Promise<void> 
   // Objects skipped for a source (no destination, would overshoot, failed): per source, so a
   // source near its target does not hide the objects of the others.
   const skips = new Map<number, Set<string>>();
+  // The biggest candidates of the current (source, tier), found by one scan of the records and
+  // consumed batch by batch: a scan per batch would make a rebalance of many objects crawl.
+  let queue: { key: string; recs: ObjectRecord[] } | null = null;
   while (r.running) {
     await mt.until('rebalance');
     if (!r.running) return;
@@ -190,7 +196,13 @@ export async function runRebalance(mt: Maint, r: RebalanceState): Promise<void> 
       skip = new Set<string>();
       skips.set(source, skip);
     }
-    const batch = candidates(mt, source, r.currentMinObjectSize, skip, room);
+    const key = `${source}/${r.currentMinObjectSize}`;
+    if (!queue || queue.key !== key || queue.recs.length === 0) queue = { key, recs: candidates(mt, source, r.currentMinObjectSize, skip, SCAN_LIMIT) };
+    const batch: ObjectRecord[] = [];
+    while (batch.length < room && queue.recs.length) {
+      const rec = queue.recs.shift()!;
+      if (!skip.has(rec.id)) batch.push(rec);
+    }
     if (!batch.length) {
       const next = nextTier(r.currentMinObjectSize);
       if (next === null) {
@@ -202,6 +214,8 @@ export async function runRebalance(mt: Maint, r: RebalanceState): Promise<void> 
     }
     const concurrency = r.concurrency;
     const moved = await Promise.all(batch.map((rec) => moveOne(mt, r, rec, source, fills, plan.destinations, plan.targetFill, skip)));
+    // Objects busy with another job (a drain, a repair) are tried again at the end of the queue.
+    batch.forEach((rec, i) => moved[i] === 'busy' && queue?.recs.push(rec));
     r.lastBatch = { size: batch.length, concurrency };
     await mt.save();
     // Every object of the batch is busy with another job: do not spin.
