@@ -33,6 +33,7 @@ export default defineActor<ObjstoreProtocol, Live, ObjstoreArgs>({
       maxInflight: a.volumeMaxInflight,
       ref: (id) => ctx.ref(id),
       spawn: (spec) => ctx.spawn(spec),
+      stop: (id) => ctx.stop(id),
     });
     if (a.demoVolumes) await attachDemoFiles(a.stateDir);
     let booted = await volumes.boot();

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { ActorRef, ChildSpec } from '../../runtime/index.js';
 import { ActorError } from '../../runtime/index.js';
-import { discoverVolumes, listBlockDevices, provisionDisk, smartInfo, volumeCapacity } from '../volume/disks.js';
+import { discoverVolumes, listBlockDevices, provisionDisk, smartInfo, unmountVolume, volumeCapacity } from '../volume/disks.js';
 import { volumeActorId, type VolumeArgs, type VolumeProtocol } from '../volume/messages.js';
 import type { Metadata, VolumeRecord } from './metadata.js';
 import { StoreError } from './store/context.js';
@@ -32,6 +32,7 @@ export interface VolumeDeps {
   maxInflight: number;
   ref(id: string): ActorRef<VolumeProtocol>;
   spawn(spec: ChildSpec): Promise<unknown>;
+  stop(id: string): Promise<void>;
 }
 
 export class Volumes {
@@ -56,6 +57,12 @@ export class Volumes {
     });
     const present: number[] = [];
     const missing: number[] = [];
+    // The disk of a deleted volume (a tombstone) is not used: unmounted, so it can be provisioned again.
+    for (const f of found) {
+      if (this.deps.meta.volumes.get(f.volumeId)?.isDeleted) {
+        await unmountVolume(f.mountPoint).catch((err: Error) => this.deps.log.warn({ volumeId: f.volumeId, device: f.device, err: err.message }, 'the disk of a deleted volume could not be unmounted'));
+      }
+    }
     for (const rec of this.records(false)) {
       const disk = found.find((f) => f.volumeId === rec.id);
       if (!disk) {
@@ -66,6 +73,24 @@ export class Volumes {
       present.push(rec.id);
     }
     return { present, missing };
+  }
+
+  /**
+   * A deleted volume's disk is retired: its actor stops (closing its files) and the disk is
+   * unmounted, so it can be provisioned again (under a new id). An unmount that fails (a process
+   * holds files open on it) is logged and retried at the next start.
+   */
+  async retire(id: number): Promise<void> {
+    const p = this.present.get(id);
+    if (!p) return;
+    this.present.delete(id);
+    await this.deps.stop(volumeActorId(id)).catch(() => undefined);
+    try {
+      await unmountVolume(p.mountPoint);
+      this.deps.log.info({ volumeId: id, device: p.device }, 'deleted volume retired: its disk is unmounted');
+    } catch (err) {
+      this.deps.log.warn({ volumeId: id, device: p.device, err: (err as Error).message }, 'the disk of a deleted volume could not be unmounted; it is tried again at the next start');
+    }
   }
 
   records(includeDeleted: boolean): VolumeRecord[] {

@@ -111,8 +111,13 @@ export default defineActor<SchedulerProtocol, SchedulerState, SchedulerArgs>({
     ctx.onCleanup(() => reportOn(null));
     await fleet.refresh();
     // Finish what a crash interrupted: unfinished copies are undone, flipped moves completed.
-    const onDeleteFailed = (mv: { by: string }) => {
-      if (mv.by === 'rebalance' && state.rebalance) state.rebalance.counters.sourceDeleteFailed++;
+    const onDeleteFailed = (mv: { by: string; at: number }) => {
+      const r = state.rebalance;
+      // Counted for the rebalance that made the move (not a later one), and saved at once.
+      if (mv.by === 'rebalance' && r?.startedAt && mv.at >= r.startedAt) {
+        r.counters.sourceDeleteFailed++;
+        void m.save().catch(() => undefined);
+      }
     };
     const swept = await sweepMoves(store, 0, { boot: true, onDeleteFailed });
     if (swept.deleted || swept.undone || swept.failed) ctx.log.info(swept, 'relocations interrupted by the last stop finished');

@@ -107,6 +107,11 @@ test.serial('a live disk drains onto a new disk: slices copied, records flipped,
   t.true(v2.body.volume.isReadOnly);
   const gone = await api(`${store.url}/$/volumes/2`, 'DELETE');
   t.is(gone.status, 200);
+  // The deleted volume's disk is retired (unmounted): it can be provisioned again, under a new id.
+  const device = (await api<{ volume: { lastDevice: string } }>(`${store.url}/$/volumes/2`)).body.volume.lastDevice;
+  const again = await api<{ volume: { id: number } }>(`${store.url}/$/volumes`, 'POST', { blockPath: device, wipe: Date.now() });
+  t.is(again.status, 201, JSON.stringify(again.body));
+  t.true(again.body.volume.id > 7, `a new id (${again.body.volume.id})`);
 });
 
 test.serial('a disk that fails for real (EIO) drains: its slices are rebuilt from the others', async (t) => {

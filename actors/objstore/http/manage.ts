@@ -65,10 +65,14 @@ async function route(ctx: StoreContext, volumes: Volumes, scheduler: ActorRef<Sc
     const id = volumeId(a);
     const body = await readJsonObject(r);
     if (!body) return;
-    return sendJson(r, 200, { volume: volumes.view(await updateVolume(ctx, id, body)) });
+    const rec = await updateVolume(ctx, id, body);
+    if (rec.isDeleted) await volumes.retire(id);
+    return sendJson(r, 200, { volume: volumes.view(rec) });
   }
   if (top === 'volumes' && a !== undefined && b === undefined && method === 'DELETE') {
-    return sendJson(r, 200, { volume: volumes.view(await deleteVolume(ctx, volumeId(a))) });
+    const rec = await deleteVolume(ctx, volumeId(a));
+    await volumes.retire(rec.id);
+    return sendJson(r, 200, { volume: volumes.view(rec) });
   }
   if (top === 'maintenance-freeze' && a === undefined) {
     if (method === 'GET') return sendJson(r, 200, { frozen: frozen(ctx) });
@@ -183,7 +187,7 @@ async function route(ctx: StoreContext, volumes: Volumes, scheduler: ActorRef<Sc
     const devices = await listBlockDevices();
     return sendJson(r, 200, { blockDevices: devices });
   }
-  if (LATER.has(top ?? '') || (top === 'volumes' && a !== undefined) || top === 'blockDevices') {
+  if (LATER.has(top ?? '') || (top === 'volumes' && a !== undefined) || (top === 'blockDevices' && a === 'reload' && b === undefined)) {
     throw new StoreError(501, 'NOT_IMPLEMENTED', `${method} ${url} is not implemented in this version yet`);
   }
   throw new StoreError(404, 'NO_SUCH_ENDPOINT', `no management endpoint ${method} ${url}`);

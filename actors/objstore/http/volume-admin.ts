@@ -60,6 +60,8 @@ export async function updateVolume(ctx: StoreContext, id: number, body: Record<s
   // Declaring an unhealthy volume healthy again starts its fault count over (else the next
   // fault would trip the threshold at once).
   if (body.isHealthy === true && !rec.isHealthy) next.faults = 0;
+  // Deleting by flag is a DELETE: the tombstone is neither enabled nor draining.
+  if (body.isDeleted === true) Object.assign(next, { isEnabled: false, isDraining: false });
   await ctx.meta.volumes.put(id, next);
   await ctx.meta.root.flushed;
   return next;
