@@ -121,9 +121,15 @@ async function relocateOnce(deps: RelocateDeps, rec: ObjectRecord, targets: Targ
     if (others.includes(t.to)) throw new RebuildError('target-unwritable', `volume ${t.to} already holds another slice of ${rec.id}`);
     if (!store.volume(t.to)) throw new RebuildError('target-unwritable', `volume ${t.to} is not present`);
   }
-  await meta.root.transaction(() => {
+  // A slice whose previous move is still finishing (its old copy waits for the grace period)
+  // does not move again yet: its move record would be overwritten and that old copy leaked.
+  const clash = await meta.root.transaction(() => {
+    const busy = moves.find((mv) => meta.moves.get(moveKey(mv.objectId, mv.index)));
+    if (busy) return busy.index;
     for (const mv of moves) meta.moves.putSync(moveKey(mv.objectId, mv.index), mv);
+    return null;
   });
+  if (clash !== null) throw new RebuildError('changed', `slice ${clash} of ${rec.id} is still finishing an earlier move; it can move again once that is done`);
   const flushed = meta.root.flushed;
   const opened: Target[] = [];
   const abortAll = async () => {
