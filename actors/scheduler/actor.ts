@@ -19,7 +19,7 @@ import { Fleet } from './fleet.js';
 import { Maint } from './maint.js';
 import type { SchedulerArgs, SchedulerProtocol } from './messages.js';
 import { newRebalance, rebalanceView, runRebalance } from './rebalance.js';
-import { sweepMoves } from './relocate.js';
+import { sweepMoves } from './sweep.js';
 import { acceptLoss, repairRound } from './repair.js';
 import { listRuns, runVerify, startVerify, stopVerify, verifyView } from './scrub.js';
 import { initialState, type SchedulerState } from './state.js';
