@@ -57,9 +57,9 @@ async function moveOff(mt: Maint, d: DrainState, rec: ObjectRecord): Promise<'mo
     if (!cur) return 'moved';
     let result: 'moved' | 'stuck' | 'later' = 'moved';
     for (const index of slicesOn(cur, d.volumeId)) {
-      const now = mt.store.meta.objects.get(rec.id);
-      if (!now) return 'moved';
-      const holding = new Set([...now.dataVolumes, ...now.parityVolumes]);
+      const latest = mt.store.meta.objects.get(rec.id);
+      if (!latest) return 'moved';
+      const holding = new Set([...latest.dataVolumes, ...latest.parityVolumes]);
       const dest = mt.fleet
         .writable()
         .filter((w) => !holding.has(w.id) && w.id !== d.volumeId)
@@ -87,7 +87,7 @@ async function moveOff(mt: Maint, d: DrainState, rec: ObjectRecord): Promise<'mo
               mt.saveSync();
             },
           },
-          now,
+          latest,
           [{ index, to: dest.id }],
           { avoid },
         );

@@ -262,7 +262,7 @@ async function streamSlices(
     const last = Math.min(g.stripes - 1, first + STRIPES_PER_BATCH - 1);
     const slices: Array<Uint8Array[] | null> = new Array(k + m).fill(null);
     // Data slices that are wanted are copied from their own volume when they read clean.
-    for (const t of targets) if (t.index < k && t.index !== undefined && volumeOf(rec, t.index) !== t.to) slices[t.index] = await read(t.index, first, last);
+    for (const t of targets) if (t.index < k && volumeOf(rec, t.index) !== t.to) slices[t.index] = await read(t.index, first, last);
     const wantedParity = targets.some((t) => t.index >= k);
     const copyFailed = targets.some((t) => t.index < k && !slices[t.index]);
     const needData = checkMd5 || wantedParity || copyFailed;

@@ -94,15 +94,7 @@ export async function startStore(t: ExecutionContext, opts: StoreOptions = {}): 
   const system = await ActorSystem.start({ stateDir, logLevel: process.env.TEST_LOG_LEVEL ?? 'silent', groupThreads: 1, poolThreads: 2, requestTimeoutMs: 30_000 });
   t.teardown(async () => {
     await system.shutdown();
-    if (!opts.stateDir) {
-      const { execFileSync } = await import('node:child_process');
-      try {
-        execFileSync('sh', ['-c', `grep ' ${stateDir}/' /proc/mounts | cut -d' ' -f2 | xargs -r -n1 umount -l`]);
-      } catch {
-        /* nothing mounted */
-      }
-      rmSync(stateDir, { recursive: true, force: true });
-    }
+    if (!opts.stateDir) await cleanStateDir(stateDir);
   });
   // A store's boot probes every block device of the machine (mounting each briefly to read its
   // identity), which would race another test file's store provisioning its fresh loop devices:

@@ -8,9 +8,7 @@
  * or duplicated: every object reads back byte-exact, and the slice files on the disks are
  * exactly the slices the records name (no orphan, no temp file).
  */
-import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import test, { type ExecutionContext } from 'ava';
@@ -20,7 +18,7 @@ import type { SchedulerState } from '../../actors/scheduler/state.js';
 import { openEnvironment } from '../../runtime/checkpoint/store.js';
 import { Metadata } from '../../actors/objstore/metadata.js';
 import { withLoopDevices } from '../helpers/loop.js';
-import { FileScope, startLock } from './harness.js';
+import { FileScope, keptStateDir, startLock } from './harness.js';
 import { api, assertAllExact, assertDisksMatchRecords, putObjects, records, settled, sliceFilesOnDisk, waitFor } from './maint.js';
 
 const CHILD = fileURLToPath(new URL('./store-child.js', import.meta.url));
@@ -192,15 +190,7 @@ const WIDE: Partial<SchedulerArgs> = { drainConcurrency: 4 };
 const SMALL = Array.from({ length: 72 }, (_, i) => 64 * 1024 + Math.floor(((i * 0.6180339887) % 1) * (1024 - 64) * 1024) + i);
 
 test.before(async (t) => {
-  const stateDir = mkdtempSync(join(tmpdir(), 'hostd-kill9-'));
-  scope.t.teardown(() => {
-    try {
-      execFileSync('sh', ['-c', `grep ' ${stateDir}/' /proc/mounts | cut -d' ' -f2 | xargs -r -n1 umount -l`]);
-    } catch {
-      /* nothing mounted */
-    }
-    rmSync(stateDir, { recursive: true, force: true });
-  });
+  const stateDir = keptStateDir(scope.t, 'hostd-kill9-');
   const devices = await withLoopDevices(scope.t, 9, 512);
   // Registered last, run first: no child outlives the file, whatever failed.
   scope.t.teardown(async () => {
