@@ -14,6 +14,7 @@ import type { StoreContext } from './store/context.js';
 import { Volumes } from './volumes.js';
 import { reportOn } from './metrics.js';
 import { SCHEDULER_ID, type SchedulerProtocol } from '../scheduler/messages.js';
+import { coders } from './store/coders.js';
 import { attachDemoFiles, createDemoFiles, demoFiles } from './demo.js';
 
 interface Live {
@@ -50,6 +51,7 @@ export default defineActor<ObjstoreProtocol, Live, ObjstoreArgs>({
       volume: (id) => volumes.ref(id),
       writable: () => volumes.writable(),
       runTask: (name, arg, transfer) => ctx.runTask(name, arg, transfer),
+      stripeCoder: coders(a.stripeCoders, (id) => ctx.ref(id)),
       pendingPaths: new Set(),
       buffers: new BufferPool(),
     };

@@ -25,6 +25,8 @@ export interface ObjstoreArgs {
   bodyIdleTimeoutMs: number;
   maxChunkSize: number;
   stripesInFlight: number;
+  /** stripe coders (actors/stripe-coder, one thread each) the PUTs are spread over */
+  stripeCoders: number;
   volumeMaxInflight: number;
   /** distinct faulty slices that make a volume read-only and unhealthy */
   healthFaultThreshold: number;

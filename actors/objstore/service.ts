@@ -7,6 +7,8 @@ import { SCHEDULER_ID, type SchedulerArgs } from '../scheduler/messages.js';
 import { DEFAULT_HEALTH_FAULT_THRESHOLD } from './metadata.js';
 import { DEFAULT_CHUNK_SIZE } from '../../protocols/objstore/layout.js';
 import { OBJSTORE_ID, type ObjstoreArgs } from './messages.js';
+import { stripeCoderId } from '../stripe-coder/messages.js';
+import { availableParallelism } from 'node:os';
 
 export const objstoreSettings = {
   ioTimeoutMs: int({ env: 'OBJSTORE_IO_TIMEOUT_MS', flag: 'objstore-io-timeout-ms', description: 'A disk operation slower than this fails (the disk counts as not answering)', min: 100, max: 600_000, default: 10_000 }),
@@ -47,10 +49,13 @@ export function objstoreArgs(stateDir: string, values: Partial<ObjstoreValues> &
     demoVolumeMiB: values.demoVolumeMiB ?? 4096,
     maxChunkSize: DEFAULT_CHUNK_SIZE,
     stripesInFlight: 8,
+    stripeCoders: Math.max(1, Math.min(4, availableParallelism())),
     volumeMaxInflight: 16,
     healthFaultThreshold: values.healthFaultThreshold ?? DEFAULT_HEALTH_FAULT_THRESHOLD,
   };
 }
+
+export const STRIPE_CODER_MODULE = new URL('../stripe-coder/actor.js', import.meta.url).href;
 
 export const SCHEDULER_MODULE = new URL('../scheduler/actor.js', import.meta.url).href;
 
@@ -69,13 +74,15 @@ export function schedulerArgs(stateDir: string, values: Partial<ObjstoreValues> 
 }
 
 /**
- * The object store's supervision tree: the store (HTTP, metadata, the volume actors it spawns)
- * then the maintenance scheduler, on a thread of its own (it starts after the volumes exist).
+ * The object store's supervision tree: the stripe coders (a thread each: the MD5 and parity of
+ * PUTs), the store (HTTP, metadata, the volume actors it spawns), then the maintenance scheduler,
+ * on a thread of its own (it starts after the volumes exist).
  */
 export function objstoreSupervisor(objstore: ObjstoreArgs, scheduler: SchedulerArgs): SupervisorSpec {
   return {
     id: 'objstore.supervisor',
     children: [
+      ...Array.from({ length: objstore.stripeCoders }, (_, n) => ({ id: stripeCoderId(n), module: STRIPE_CODER_MODULE, args: {}, placement: { mode: 'dedicated' as const } })),
       { id: OBJSTORE_ID, module: OBJSTORE_MODULE, args: objstore, shutdownMs: 30_000 },
       { id: SCHEDULER_ID, module: SCHEDULER_MODULE, args: scheduler, placement: { mode: 'dedicated' }, shutdownMs: 30_000 },
     ],

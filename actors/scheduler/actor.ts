@@ -24,6 +24,7 @@ import { acceptLoss, repairRound } from './repair.js';
 import { listRuns, runVerify, startVerify, stopVerify, verifyView } from './scrub.js';
 import { initialState, type SchedulerState } from './state.js';
 import { reportOn } from './metrics.js';
+import { coders } from '../objstore/store/coders.js';
 
 type Ctx = ActorContext<SchedulerState, SchedulerArgs>;
 
@@ -102,6 +103,8 @@ export default defineActor<SchedulerProtocol, SchedulerState, SchedulerArgs>({
       volume: (id) => fleet.ref(id),
       writable: () => fleet.writable(),
       runTask: (name, arg, transfer) => ctx.runTask(name, arg, transfer),
+      // The scheduler writes no objects; a PUT through this context would use coder 0.
+      stripeCoder: coders(1, (id) => ctx.ref(id)),
       pendingPaths: new Set(),
       buffers: new BufferPool(),
     };

@@ -59,7 +59,7 @@ export default defineActor<VolumeProtocol, null, VolumeArgs>({
     abort: (m, ctx) => at(m, () => vol(ctx).abort(m)),
     read: (m, ctx) =>
       at(m, async () => {
-        const r = await vol(ctx).read(m, m.firstChunk, m.count);
+        const r = await vol(ctx).read(m, m.firstChunk, m.count, m.into);
         return withTransfer(r, [r.data]);
       }),
     readHeader: (m, ctx) => at(m, () => vol(ctx).readHeader(m)),

@@ -24,30 +24,40 @@ export const DIRECT_ALIGN = 4096;
  */
 export const DIRECT_PIECE = 4 << 20;
 const WASM_PAGE = 65536;
-/** One aligned buffer: a piece plus the alignment slack at both ends. */
-const SLOT_BYTES = DIRECT_PIECE + 2 * DIRECT_ALIGN;
-const SLAB_SLOTS = 8;
 
 /**
- * Aligned buffers of this thread: slabs of SLAB_SLOTS slots, each slab one WebAssembly.Memory
- * (few of them: V8 reserves several GiB of address space for each Memory). A slot is taken only
- * while a read runs, so the number in use is bounded by the reads in flight on the thread's
- * disks; slabs are kept for reuse, never freed.
+ * Aligned buffers of this thread, of one size: slabs of `perSlab` slots, each slab one
+ * WebAssembly.Memory (few of them: V8 reserves several GiB of address space for each Memory).
+ * Slots are kept for reuse, never freed: the memory is touched once (which is dear on a VM that
+ * backs guest pages lazily) and then used again and again.
  */
-const free: Uint8Array[] = [];
-
-function acquire(): Uint8Array {
-  if (!free.length) {
-    const pages = Math.ceil((SLAB_SLOTS * SLOT_BYTES) / WASM_PAGE);
-    const mem = new WebAssembly.Memory({ initial: pages, maximum: pages });
-    for (let i = 0; i < SLAB_SLOTS; i++) free.push(new Uint8Array(mem.buffer, i * SLOT_BYTES, SLOT_BYTES));
+export class AlignedSlots {
+  private readonly free: Uint8Array[] = [];
+  constructor(
+    readonly slotBytes: number,
+    private readonly perSlab: number,
+  ) {
+    if (slotBytes % DIRECT_ALIGN !== 0) throw new RangeError(`aligned slots must be a multiple of ${DIRECT_ALIGN} bytes, got ${slotBytes}`);
   }
-  return free.pop()!;
+
+  acquire(): Uint8Array {
+    if (!this.free.length) {
+      const pages = Math.ceil((this.perSlab * this.slotBytes) / WASM_PAGE);
+      const mem = new WebAssembly.Memory({ initial: pages, maximum: pages });
+      for (let i = 0; i < this.perSlab; i++) this.free.push(new Uint8Array(mem.buffer, i * this.slotBytes, this.slotBytes));
+    }
+    return this.free.pop()!;
+  }
+
+  release(slot: Uint8Array): void {
+    this.free.push(slot);
+  }
 }
 
-function release(slot: Uint8Array): void {
-  free.push(slot);
-}
+/** Read slots: a piece plus the alignment slack at both ends. Taken only while a read runs. */
+const readSlots = new AlignedSlots(DIRECT_PIECE + 2 * DIRECT_ALIGN, 8);
+const acquire = () => readSlots.acquire();
+const release = (slot: Uint8Array) => readSlots.release(slot);
 
 /** How a read runs: through the disk's queue, with its timeout. `late` runs when an operation ends after its timeout. */
 export type RunIo = <T>(what: string, op: () => Promise<T>, late?: (result: T | undefined) => void) => Promise<T>;

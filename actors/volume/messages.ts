@@ -55,8 +55,12 @@ export type VolumeMsg = (
   | ({ type: 'commit' } & SliceRef)
   /** Idempotent: an unknown slice, or one aborted already, is not an error. */
   | ({ type: 'abort' } & SliceRef)
-  /** Chunks [firstChunk, firstChunk + count) of a committed slice, verified. */
-  | ({ type: 'read'; firstChunk: number; count: number } & SliceRef)
+  /**
+   * Chunks [firstChunk, firstChunk + count) of a committed slice, verified. `into` (moved in) is
+   * a buffer to read them into when it is large enough: it comes back as the reply's `data`, so a
+   * reader can reuse its buffers instead of the volume allocating fresh memory for every read.
+   */
+  | ({ type: 'read'; firstChunk: number; count: number; into?: ArrayBuffer } & SliceRef)
   | ({ type: 'readHeader' } & SliceRef)
   | ({ type: 'delete' } & SliceRef)
   | ({ type: 'path' } & SliceRef)
@@ -103,7 +107,7 @@ export interface VolumeInfo {
 }
 
 export interface ReadReply {
-  /** The chunks back to back, moved to the caller. */
+  /** The chunks back to back from byte 0 (the sum of `lengths`; `into` may be longer), moved to the caller. */
   data: ArrayBuffer;
   /** Length of each returned chunk. */
   lengths: number[];

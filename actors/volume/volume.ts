@@ -32,6 +32,7 @@ import {
 import { crc32c } from '@node-rs/crc32';
 import { ChecksumMismatch, ChunkVerifier } from './chunk-verifier.js';
 import { readSpan } from './direct-io.js';
+import { DirectWriter } from './direct-write.js';
 import { IoQueue, IoTimeout } from './io-queue.js';
 import type { ReadReply, SliceRef, VolumeArgs, VolumeInfo } from './messages.js';
 import { SlicePaths, sliceRefProblem, TMP_SUFFIX } from './slice-paths.js';
@@ -47,6 +48,8 @@ interface Writer {
   next: number;
   state: 'open' | 'committing' | 'aborting';
   fh: FileHandle | null;
+  /** Stages the bytes and writes them with O_DIRECT (direct-write.ts). */
+  out: DirectWriter | null;
   /** This slice's operations, one after the other. Never rejects. */
   chain: Promise<void>;
   /** The first failure: every later operation on the slice fails with it. */
@@ -189,7 +192,7 @@ export class Volume {
       throw bad(`header names slice ${header.objectId}.${header.index}, the message ${ref.objectId}.${ref.index}`);
     }
     if (this.writers.has(key)) throw bad(`slice ${key} is being written already`);
-    const w: Writer = { objectId: ref.objectId, index: ref.index, header, chunks: chunkCount(header), next: 0, state: 'open', fh: null, chain: Promise.resolve(), failure: null };
+    const w: Writer = { objectId: ref.objectId, index: ref.index, header, chunks: chunkCount(header), next: 0, state: 'open', fh: null, out: null, chain: Promise.resolve(), failure: null };
     this.writers.set(key, w);
     const bytes = encodeSliceHeader(header);
     const temp = this.paths.temp(ref.objectId, ref.index);
@@ -197,13 +200,16 @@ export class Volume {
       await this.step(w, 'create', async () => {
         await this.ensureDir(this.paths.dir(ref.objectId));
         if (!replace && (await this.exists(this.paths.final(ref.objectId, ref.index)))) throw bad(`slice ${key} exists already: slices are immutable (delete it first)`);
-        // 'w' truncates: a temp file left by a crash is started over.
-        w.fh = await this.run('open', () => open(temp, 'w', 0o600), (late) => void late?.close().catch(() => undefined));
-        await this.run('write', () => w.fh!.write(bytes, 0, SLICE_HEADER_BYTES, 0));
+        // O_TRUNC: a temp file left by a crash is started over.
+        const flags = fsc.O_WRONLY | fsc.O_CREAT | fsc.O_TRUNC | fsc.O_DIRECT;
+        w.fh = await this.run('open', () => open(temp, flags, 0o600), (late) => void late?.close().catch(() => undefined));
+        w.out = new DirectWriter(w.fh, this.run.bind(this));
+        await w.out.push(bytes);
       });
     } catch (err) {
       if (this.writers.get(key) === w) this.writers.delete(key);
       this.closeQuietly(w.fh);
+      w.out?.dispose();
       w.fh = null;
       if (!(err instanceof ReplyError && err.code === 'BAD_REQUEST')) void this.run('unlink', () => unlink(temp)).catch(() => undefined);
       throw err;
@@ -228,14 +234,13 @@ export class Volume {
     const crc = new Uint8Array(CHUNK_CRC_BYTES);
     new DataView(crc.buffer).setUint32(0, crc32c(payload));
     await this.step(w, 'append', async () => {
-      const { bytesWritten } = await this.run('write', () => w.fh!.writev([payload, crc], chunkOffset(w.header.chunkSize, chunk)));
-      if (bytesWritten !== len + CHUNK_CRC_BYTES) throw Object.assign(new Error(`short write: ${bytesWritten} of ${len + CHUNK_CRC_BYTES} bytes`), { code: 'EIO' });
+      const out = w.out!;
+      if (out.length !== chunkOffset(w.header.chunkSize, chunk)) throw new Error(`slice ${key}: chunk ${chunk} would land at ${out.length}, not at ${chunkOffset(w.header.chunkSize, chunk)}`);
+      await out.push(payload);
+      await out.push(crc);
       // The last chunk: make the file durable now, while the writer waits for its other slices
       // and its intent; commit is then a rename.
-      if (chunk === w.chunks - 1) {
-        await this.run('fsync', () => w.fh!.sync());
-        w.synced = true;
-      }
+      if (chunk === w.chunks - 1) await this.finishFile(w);
     });
     this.counters.writes++;
     this.counters.bytesWritten += len;
@@ -252,7 +257,7 @@ export class Volume {
     const final = this.paths.final(ref.objectId, ref.index);
     await this.step(w, 'commit', async () => {
       const fh = w.fh!;
-      if (!w.synced) await this.run('fsync', () => fh.sync());
+      if (!w.synced) await this.finishFile(w);
       w.fh = null;
       await this.run('close', () => fh.close());
       await this.run('rename', () => rename(this.paths.temp(ref.objectId, ref.index), final));
@@ -261,6 +266,13 @@ export class Volume {
     this.writers.delete(key);
     this.headers.delete(key);
     return { bytes: SLICE_HEADER_BYTES + w.header.sliceSize + w.chunks * CHUNK_CRC_BYTES };
+  }
+
+  /** The last bytes to the disk, the file cut to its length, then fsynced (size, extents, device cache). */
+  private async finishFile(w: Writer): Promise<void> {
+    await w.out!.finish();
+    await this.run('fsync', () => w.fh!.sync());
+    w.synced = true;
   }
 
   /** Drop a slice being written: nothing of it stays on the disk. Idempotent. */
@@ -277,6 +289,7 @@ export class Volume {
       w.chain = w.chain.then(async () => {
         const fh = w.fh;
         w.fh = null;
+        w.out?.dispose();
         if (fh) await this.run('close', () => fh.close()).catch(() => undefined);
       });
       await w.chain;
@@ -349,8 +362,9 @@ export class Volume {
     });
   }
 
-  async read(ref: SliceRef, firstChunk: number, count: number): Promise<ReadReply> {
+  async read(ref: SliceRef, firstChunk: number, count: number, into?: ArrayBuffer): Promise<ReadReply> {
     const key = this.checkRef(ref);
+    if (into !== undefined && !(into instanceof ArrayBuffer)) throw bad('read: into must be an ArrayBuffer');
     if (!Number.isSafeInteger(firstChunk) || firstChunk < 0) throw bad(`firstChunk must be a non-negative integer, got ${JSON.stringify(firstChunk)}`);
     if (!Number.isSafeInteger(count) || count < 1) throw bad(`count must be a positive integer, got ${JSON.stringify(count)}`);
     return this.guard('read', ref, async () => {
@@ -362,9 +376,9 @@ export class Volume {
         if (firstChunk + count > n) throw bad(`slice ${key} has ${n} chunk(s); chunks ${firstChunk}..${firstChunk + count - 1} asked`);
         if (count > 1 && count * header.chunkSize > MAX_READ_BYTES) throw bad(`read of ${count} chunks of ${header.chunkSize} bytes is over ${MAX_READ_BYTES} bytes: read in batches`);
         try {
-          const reply = await this.readChunks(fh, header, firstChunk, count);
+          const reply = await this.readChunks(fh, header, firstChunk, count, into);
           this.counters.reads++;
-          this.counters.bytesRead += reply.data.byteLength;
+          this.counters.bytesRead += reply.lengths.reduce((a, b) => a + b, 0);
           return reply;
         } catch (err) {
           if (errnoOf(err) !== 'EIO') throw err;
@@ -380,7 +394,7 @@ export class Volume {
     });
   }
 
-  private async readChunks(fh: FileHandle, header: SliceHeader, firstChunk: number, count: number): Promise<ReadReply> {
+  private async readChunks(fh: FileHandle, header: SliceHeader, firstChunk: number, count: number, into?: ArrayBuffer): Promise<ReadReply> {
     const lengths: number[] = [];
     let total = 0;
     for (let c = firstChunk; c < firstChunk + count; c++) {
@@ -388,7 +402,7 @@ export class Volume {
       lengths.push(len);
       total += len;
     }
-    const out = new Uint8Array(total);
+    const out = into && into.byteLength >= total ? new Uint8Array(into, 0, total) : new Uint8Array(total);
     const verifier = new ChunkVerifier(firstChunk, lengths, out);
     const span = total + count * CHUNK_CRC_BYTES;
     const got = await readSpan(fh, chunkOffset(header.chunkSize, firstChunk), span, this.run.bind(this), (b) => verifier.push(b));
@@ -396,7 +410,7 @@ export class Volume {
       this.counters.errors++;
       throw new ReplyError('CHECKSUM', `volume ${this.args.volumeId}: slice ${header.objectId}.${header.index} is truncated at chunk ${verifier.chunk}`, { chunk: verifier.chunk, truncated: true });
     }
-    return { data: out.buffer, lengths };
+    return { data: out.buffer as ArrayBuffer, lengths };
   }
 
   private async firstFailing(fh: FileHandle, header: SliceHeader, firstChunk: number, count: number): Promise<number | null> {
@@ -548,6 +562,7 @@ export class Volume {
       const handles = [...this.readers, ...writers.map((w) => w.fh).filter((fh): fh is FileHandle => fh !== null)];
       this.readers.clear();
       await Promise.allSettled(handles.map((fh) => fh.close()));
+      for (const w of writers) w.out?.dispose();
       await Promise.allSettled(writers.map((w) => unlink(this.paths.temp(w.objectId, w.index))));
     })();
     let timer: NodeJS.Timeout | undefined;

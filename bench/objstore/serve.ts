@@ -5,6 +5,8 @@
  *
  *   node dist/bench/objstore/serve.js [--port N] [--volume-mib 4096]
  */
+// First: the libuv pool is sized before any I/O, as in the daemon (workers/threadpool.ts).
+import '../../workers/threadpool.js';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, openSync, ftruncateSync, closeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,7 +14,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ActorSystem } from '../../runtime/system.js';
 import type { ObjstoreProtocol } from '../../actors/objstore/messages.js';
-import { OBJSTORE_MODULE, objstoreArgs } from '../../actors/objstore/service.js';
+import { objstoreArgs, objstoreSupervisor, schedulerArgs } from '../../actors/objstore/service.js';
 
 const { values } = parseArgs({ options: { port: { type: 'string', default: '0' }, 'volume-mib': { type: 'string', default: '4096' } } });
 const dir = mkdtempSync(join(tmpdir(), 'hostd-bench-store-'));
@@ -49,7 +51,9 @@ try {
     devices.push(sh('losetup', ['-f', '--show', '--direct-io=on', file]));
   }
   system = await ActorSystem.start({ stateDir: join(dir, 'state'), logLevel: 'warn' });
-  await system.start({ id: 'objstore.supervisor', children: [{ id: 'objstore', module: OBJSTORE_MODULE, args: objstoreArgs(join(dir, 'state'), { ioTimeoutMs: 10_000, bodyIdleTimeoutMs: 30_000, maxObjectBytes: 1024 ** 4 }, Number(values.port), '127.0.0.1') }] });
+  const settings = { ioTimeoutMs: 10_000, bodyIdleTimeoutMs: 30_000, maxObjectBytes: 1024 ** 4, scrubIntervalDays: 0 };
+  // The daemon's supervision tree (stripe coders, store, scheduler), with its default settings.
+  await system.start(objstoreSupervisor(objstoreArgs(join(dir, 'state'), settings, Number(values.port), '127.0.0.1'), schedulerArgs(join(dir, 'state'), settings)));
   const { port } = await system.ref<ObjstoreProtocol>('objstore').request({ type: 'info' });
   const url = `http://127.0.0.1:${port}`;
   for (const d of devices) {

@@ -2,6 +2,7 @@
 import type { Logger } from 'pino';
 import type { ActorRef } from '../../../runtime/index.js';
 import type { VolumeProtocol } from '../../volume/messages.js';
+import type { StripeCoderProtocol } from '../../stripe-coder/messages.js';
 import type { Metadata } from '../metadata.js';
 import type { BufferPool } from './buffers.js';
 
@@ -23,6 +24,8 @@ export interface StoreContext {
   /** Volumes that take new slices now, with their free space. */
   writable(): Array<{ id: number; bytesFree: number }>;
   runTask<R>(name: string, arg: unknown, transfer?: ArrayBuffer[]): Promise<R>;
+  /** The stripe coder a new PUT is pinned to (its MD5 and parity: actors/stripe-coder). */
+  stripeCoder(): ActorRef<StripeCoderProtocol>;
   /** Paths with a PUT in progress (a second PUT to one of them is refused at once). */
   pendingPaths: Set<string>;
   /** Stripe and chunk buffers, reused across PUTs. */

@@ -15,6 +15,8 @@ import { StoreError, type StoreContext } from './context.js';
 interface Batch {
   first: number;
   last: number;
+  /** pooled read buffers the batch's chunks are views of: back to the pool once it is sent */
+  buffers: ArrayBuffer[];
 }
 
 /** Chunks of one slice for stripes first..last (each entry one stripe's chunk, or empty). */
@@ -24,7 +26,7 @@ type SliceChunks = Uint8Array[];
  * Chunks of slice `index` of an object for stripes first..last (an empty array where a data
  * slice holds no chunk), read from its volume, which checks every chunk's CRC32C.
  */
-export async function readSliceChunks(ctx: StoreContext, rec: ObjectRecord, g: Geometry, index: number, first: number, last: number): Promise<Uint8Array[]> {
+export async function readSliceChunks(ctx: StoreContext, rec: ObjectRecord, g: Geometry, index: number, first: number, last: number, kept?: ArrayBuffer[]): Promise<Uint8Array[]> {
   const isData = index < g.k;
   const lens: number[] = [];
   for (let s = first; s <= last; s++) lens.push(isData ? dataChunkLength(g, s, index) : parityChunkLength(g, s));
@@ -33,7 +35,11 @@ export async function readSliceChunks(ctx: StoreContext, rec: ObjectRecord, g: G
   const volumeId = index < rec.k ? rec.dataVolumes[index]! : rec.parityVolumes[index - rec.k]!;
   const ref = ctx.volume(volumeId);
   if (!ref) throw new StoreError(503, 'MISSING', `volume ${volumeId} is not present`);
-  const r: ReadReply = await ref.request({ type: 'read', objectId: rec.id, index, firstChunk: first, count }, { timeoutMs: ctx.settings.ioTimeoutMs * 2 });
+  // With `kept`, the read goes into a pooled buffer, which the caller gives back once it has
+  // used the chunks (they are views of it).
+  const into = kept ? ctx.buffers.take(lens.reduce((a, b) => a + b, 0)) : undefined;
+  const r: ReadReply = await ref.request({ type: 'read', objectId: rec.id, index, firstChunk: first, count, into }, { timeoutMs: ctx.settings.ioTimeoutMs * 2, transfer: into ? [into] : [] });
+  kept?.push(r.data);
   const bytes = new Uint8Array(r.data);
   const out: Uint8Array[] = [];
   let off = 0;
@@ -64,46 +70,58 @@ export class ObjectReader {
     this.g = geometry(rec.size, rec.k, rec.m, rec.chunkSize);
   }
 
-  /** The bytes start..end (inclusive), in pieces, read ahead by `stripesInFlight` stripes. */
+  /**
+   * The bytes start..end (inclusive), in pieces (views of pooled read buffers, valid until the
+   * next piece is asked for). Stripes are read in batches of 2 × `stripesInFlight` (16 by
+   * default: 4 MiB per slice read with 256 KiB chunks; on the VM, O_DIRECT reads of 4 MiB ran
+   * ~1.5× faster than of 1-2 MiB), one batch read ahead while the previous one is sent.
+   */
   async *range(start: number, end: number): AsyncGenerator<Uint8Array> {
     if (this.g.size === 0 || end < start) return;
     const { first, last } = stripeRange(this.g, start, end);
-    const per = Math.max(1, this.ctx.settings.stripesInFlight);
+    const per = Math.max(1, 2 * this.ctx.settings.stripesInFlight);
     const batches: Batch[] = [];
-    for (let s = first; s <= last; s += per) batches.push({ first: s, last: Math.min(last, s + per - 1) });
+    for (let s = first; s <= last; s += per) batches.push({ first: s, last: Math.min(last, s + per - 1), buffers: [] });
     let next = this.readBatch(batches[0]!);
+    next.catch(() => undefined);
     for (let b = 0; b < batches.length; b++) {
+      const batch = batches[b]!;
       const current = await next;
-      if (b + 1 < batches.length) next = this.readBatch(batches[b + 1]!);
-      for (let s = batches[b]!.first; s <= batches[b]!.last; s++) {
-        const stripe = current[s - batches[b]!.first]!;
-        const off = stripeOffset(this.g, s);
-        const from = Math.max(start, off) - off;
-        const to = Math.min(end + 1, off + stripe.byteLength) - off;
-        if (to > from) yield stripe.subarray(from, to);
+      if (b + 1 < batches.length) {
+        next = this.readBatch(batches[b + 1]!);
+        next.catch(() => undefined);
       }
+      for (let s = batch.first; s <= batch.last; s++) {
+        // A stripe is its data chunks one after the other: each piece is a view of a read buffer.
+        let off = stripeOffset(this.g, s);
+        for (const chunk of current[s - batch.first]!) {
+          const from = Math.max(start, off) - off;
+          const to = Math.min(end + 1, off + chunk.byteLength) - off;
+          if (to > from) yield chunk.subarray(from, to);
+          off += chunk.byteLength;
+        }
+      }
+      // The consumer asked for more: it is done with this batch's pieces.
+      for (const buf of batch.buffers) this.ctx.buffers.give(buf);
     }
   }
 
-  /** The object bytes of stripes first..last, one Uint8Array per stripe. */
-  private async readBatch(batch: Batch): Promise<Uint8Array[]> {
+  /** The object bytes of stripes first..last: per stripe, its data chunks in order. */
+  private async readBatch(batch: Batch): Promise<Uint8Array[][]> {
     const { k } = this.g;
     const data: Array<SliceChunks | null> = await Promise.all(
       Array.from({ length: k }, (_, i) => this.readSlice(i, batch).catch((err: unknown) => this.failed(i, err))),
     );
     const missing = data.map((d, i) => (d ? -1 : i)).filter((i) => i >= 0);
     if (missing.length) await this.rebuild(batch, data, missing);
-    const out: Uint8Array[] = [];
+    const out: Uint8Array[][] = [];
     for (let s = batch.first; s <= batch.last; s++) {
-      const lens = Array.from({ length: k }, (_, i) => dataChunkLength(this.g, s, i));
-      const stripe = new Uint8Array(lens.reduce((a, b) => a + b, 0));
-      let off = 0;
+      const chunks: Uint8Array[] = [];
       for (let i = 0; i < k; i++) {
-        if (!lens[i]) continue;
-        stripe.set(data[i]![s - batch.first]!.subarray(0, lens[i]), off);
-        off += lens[i]!;
+        const len = dataChunkLength(this.g, s, i);
+        if (len > 0) chunks.push(data[i]![s - batch.first]!.subarray(0, len));
       }
-      out.push(stripe);
+      out.push(chunks);
     }
     return out;
   }
@@ -111,7 +129,7 @@ export class ObjectReader {
   /** Chunks of slice `index` for the batch's stripes (data slices hold no chunk where the data ends). */
   private async readSlice(index: number, batch: Batch): Promise<SliceChunks> {
     if (this.bad.has(index)) throw new Error(`slice ${index} already found bad`);
-    return readSliceChunks(this.ctx, this.rec, this.g, index, batch.first, batch.last);
+    return readSliceChunks(this.ctx, this.rec, this.g, index, batch.first, batch.last, batch.buffers);
   }
 
   private volumeOf(index: number): number {

@@ -5,13 +5,14 @@
  * record is committed in LMDB, last. An intent record, written first, lets a crash at any
  * point be cleaned up at boot.
  */
-import { createHash, randomBytes, type Hash } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { ObjectRecord } from '../../../protocols/objstore/headers.js';
 import { chunkSizeFor, defaultScheme, pickVolumes } from '../../../protocols/objstore/layout.js';
 import { newObjectId } from '../../../protocols/objstore/object-id.js';
 import { dataChunkLength, geometry, parityChunkLength, sliceSize, type Geometry } from '../../../protocols/objstore/stripes.js';
 import { ActorError } from '../../../runtime/index.js';
-import type { EncodeResult } from '../../../workers/tasks/erasure.js';
+import type { ActorRef } from '../../../runtime/index.js';
+import type { StripeCoderProtocol } from '../../stripe-coder/messages.js';
 import type { PathConflict } from '../metadata.js';
 import { StoreError, type StoreContext } from './context.js';
 
@@ -40,7 +41,8 @@ export class ObjectWriter {
   private readonly ctx: StoreContext;
   private readonly req: PutRequest;
   private readonly volumes: number[];
-  private readonly md5: Hash = createHash('md5');
+  /** MD5 and parity of the stripes, in order, on another thread. */
+  private readonly coder: ActorRef<StripeCoderProtocol>;
   private stripe: Uint8Array;
   private filled = 0;
   private stripeNo = 0;
@@ -62,6 +64,7 @@ export class ObjectWriter {
     this.id = id;
     this.g = g;
     this.volumes = volumes;
+    this.coder = ctx.stripeCoder();
     this.stripe = new Uint8Array(ctx.buffers.take(Math.max(1, g.stripeBytes)));
   }
 
@@ -148,7 +151,13 @@ export class ObjectWriter {
       await this.abort();
       throw this.asStoreError(this.failure);
     }
-    const md5 = this.md5.digest('hex');
+    let md5: string;
+    try {
+      md5 = await this.coder.request({ type: 'digest', put: this.id, stripes: this.stripeNo });
+    } catch (err) {
+      await this.abort();
+      throw this.asStoreError(err);
+    }
     if (this.req.expectedMd5 && md5 !== this.req.expectedMd5) {
       await this.abort();
       throw new StoreError(456, 'MD5_MISMATCH', `Content-MD5 ${this.req.expectedMd5} does not match the received bytes (${md5}); nothing was stored`, [['X-Received-MD5', md5]]);
@@ -193,6 +202,7 @@ export class ObjectWriter {
     this.ctx.pendingPaths.delete(this.req.path);
     if (!this.created) return;
     await Promise.allSettled([...this.pending, this.intentDurable]);
+    this.coder.send({ type: 'forget', put: this.id });
     const results = await Promise.allSettled(
       this.volumes.map(async (vol, index) => {
         const ref = this.ctx.volume(vol);
@@ -216,8 +226,6 @@ export class ObjectWriter {
 
   private flush(): void {
     const s = this.stripeNo++;
-    const bytes = this.stripe.subarray(0, this.filled);
-    this.md5.update(bytes);
     const full = this.stripe;
     const filled = this.filled;
     this.stripe = new Uint8Array(this.ctx.buffers.take(this.g.stripeBytes));
@@ -249,23 +257,19 @@ export class ObjectWriter {
     this.pending.push(done);
   }
 
-  /** Lay the stripe out as k shards of the stripe's shard size and compute the parity. */
+  /**
+   * Hash the stripe and compute its parity (the coder, in stripe order). The coder lays a short
+   * stripe out as k shards of the stripe's shard size, padded with zeros.
+   */
   private async encode(s: number, buf: Uint8Array, filled: number): Promise<{ data: ArrayBuffer; parity: ArrayBuffer | null; shard: number }> {
     const { k, m, chunkSize } = this.g;
     const shard = parityChunkLength(this.g, s);
-    let data: ArrayBuffer;
-    if (shard === chunkSize && filled === k * chunkSize && buf.byteOffset === 0 && buf.buffer.byteLength === filled) {
-      data = buf.buffer as ArrayBuffer;
-    } else {
-      const out = new Uint8Array(k * shard);
-      for (let i = 0; i < k; i++) {
-        const len = dataChunkLength(this.g, s, i);
-        if (len > 0) out.set(buf.subarray(i * chunkSize, i * chunkSize + len), i * shard);
-      }
-      data = out.buffer;
-    }
-    if (m === 0) return { data, parity: null, shard };
-    const r = await this.ctx.runTask<EncodeResult>('encode', { k, m, shardSize: shard, data }, [data]);
+    const full = shard === chunkSize && filled === k * chunkSize && buf.byteOffset === 0 && buf.buffer.byteLength === filled;
+    const lengths = full ? null : Array.from({ length: k }, (_, i) => dataChunkLength(this.g, s, i));
+    const data = buf.buffer as ArrayBuffer;
+    const parity = m > 0 ? this.ctx.buffers.take(m * shard) : null;
+    const transfer = parity ? [data, parity] : [data];
+    const r = await this.coder.request({ type: 'stripe', put: this.id, seq: s, k, m, shard, data, filled, lengths, parity }, { transfer, timeoutMs: this.ctx.settings.ioTimeoutMs });
     return { data: r.data, parity: r.parity, shard };
   }
 
