@@ -52,7 +52,7 @@ export default defineActor<VolumeProtocol, null, VolumeArgs>({
     append: (m, ctx) =>
       at(m, async () => {
         // The written chunk's buffer goes back (moved, not copied) so the writer can reuse it.
-        const buf = await vol(ctx).append(m, m.chunk, m.data);
+        const buf = await vol(ctx).append(m, m.chunk, m.data, m.commit === true);
         return withTransfer(buf, [buf]);
       }),
     commit: (m, ctx) => at(m, () => vol(ctx).commit(m)),

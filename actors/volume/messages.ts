@@ -2,8 +2,9 @@
  * What a volume actor accepts: it owns one mounted disk and all I/O to it. One actor per volume,
  * id `volume.<volumeId>`, placed on the shared thread group `volumes`.
  *
- * Writes stream chunk by chunk: create, append (in chunk order), then commit (fsync, then the
- * file becomes visible under its final name) or abort. Reads return verified chunks only.
+ * Writes stream chunk by chunk: create, append (in chunk order), then commit (the file becomes
+ * visible under its final name, durably) or abort; the last append may carry `commit: true` to
+ * commit in the same step. Reads return verified chunks only.
  * Refusals are ReplyErrors with these codes:
  *   EIO        the disk returned an I/O error
  *   CHECKSUM   a chunk's CRC32C does not match (details: { chunk })
@@ -51,7 +52,8 @@ export type VolumeMsg = (
    */
   | ({ type: 'create'; header: SliceHeader; replace?: boolean } & SliceRef)
   /** `data` is moved (transfer it). chunk = index of this chunk within the slice. */
-  | ({ type: 'append'; chunk: number; data: ArrayBuffer } & SliceRef)
+  /** `commit: true` (last chunk only): commit right after it, as a commit message would. */
+  | ({ type: 'append'; chunk: number; data: ArrayBuffer; commit?: boolean } & SliceRef)
   | ({ type: 'commit' } & SliceRef)
   /** Idempotent: an unknown slice, or one aborted already, is not an error. */
   | ({ type: 'abort' } & SliceRef)

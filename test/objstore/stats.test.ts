@@ -17,7 +17,7 @@ test('storage and bucket statistics count objects, bytes and slices; the snapsho
   t.true(stats.snapshot.fullScanNow, 'no snapshot yet: a full scan now');
   const volumes = stats.volumes as Array<{ volumeId: number; dataSlices: number; paritySlices: number; sliceBytes: number }>;
   t.is(volumes.length, 6);
-  t.is(volumes.reduce((n, v) => n + v.dataSlices, 0), 3 * 4, 'three objects of 4 data slices (6 volumes: 4+2)');
+  t.is(volumes.reduce((n, v) => n + v.dataSlices, 0), 1 + 2 * 4, 'two objects of 4 data slices (6 volumes: 4+2), the 1-byte one of 1 (1+2)');
   t.is(volumes.reduce((n, v) => n + v.paritySlices, 0), 3 * 2);
   t.is(volumes.reduce((n, v) => n + v.sliceBytes, 0), stats.storedBytes);
   t.true(stats.storedBytes >= stats.logicalBytes * 1.5, 'parity adds half again with 4+2');

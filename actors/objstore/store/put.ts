@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { ObjectRecord } from '../../../protocols/objstore/headers.js';
-import { chunkSizeFor, defaultScheme, pickVolumes } from '../../../protocols/objstore/layout.js';
+import { chunkSizeFor, pickVolumes, schemeFor } from '../../../protocols/objstore/layout.js';
 import { newObjectId } from '../../../protocols/objstore/object-id.js';
 import { dataChunkLength, geometry, parityChunkLength, sliceSize, type Geometry } from '../../../protocols/objstore/stripes.js';
 import { ActorError } from '../../../runtime/index.js';
@@ -57,6 +57,9 @@ export class ObjectWriter {
   private closed = false;
   /** Resolves once the intent record is flushed; slices are committed only after it. */
   private intentDurable: Promise<unknown> = Promise.resolve();
+  private intentFlushed = false;
+  /** Slices committed with their last append (the intent was durable when it was sent). */
+  private readonly committed = new Set<number>();
 
   private constructor(ctx: StoreContext, req: PutRequest, id: string, g: Geometry, volumes: number[]) {
     this.ctx = ctx;
@@ -78,10 +81,10 @@ export class ObjectWriter {
     // The layout follows the volumes that have room for a slice: a full volume narrows the
     // layout instead of refusing every PUT.
     let n = writable.length;
-    let scheme = defaultScheme(n)!;
+    let scheme = schemeFor(req.size, n)!;
     let volumes: number[] | null = null;
     while (n > 0) {
-      scheme = defaultScheme(n)!;
+      scheme = schemeFor(req.size, n)!;
       const room = writable.filter((v) => v.bytesFree > req.size / scheme.k + 1024 * 1024);
       volumes = pickVolumes(room, scheme.k + scheme.m);
       if (volumes) break;
@@ -99,7 +102,10 @@ export class ObjectWriter {
       // whose intent never reached the disk is swept when its volume starts (purge at boot).
       const intent = ctx.meta.intents.put(id, { id, path: req.path, volumes, startedAt: Date.now() }).then(() => ctx.meta.root.flushed);
       w.intentDurable = intent;
-      intent.catch(() => undefined);
+      intent.then(
+        () => (w.intentFlushed = true),
+        () => undefined,
+      );
       w.created = true;
       await Promise.all(
         volumes.map((vol, index) =>
@@ -164,7 +170,7 @@ export class ObjectWriter {
     }
     try {
       await this.intentDurable;
-      await Promise.all(this.volumes.map((vol, index) => this.vol(vol).request({ type: 'commit', objectId: this.id, index })));
+      await Promise.all(this.volumes.map((vol, index) => (this.committed.has(index) ? null : this.vol(vol).request({ type: 'commit', objectId: this.id, index }))));
     } catch (err) {
       await this.abort();
       throw this.asStoreError(err);
@@ -275,17 +281,21 @@ export class ObjectWriter {
 
   /**
    * Send the stripe's chunks to their volumes now (each copied into a pooled buffer that the
-   * volume hands back once written); the promise tells when all are written.
+   * volume hands back once written); the promise tells when all are written. The last stripe's
+   * appends also commit their slices when the intent is durable already (one step less per slice:
+   * what makes a small PUT fast); the others are committed by finish.
    */
   private append(s: number, data: ArrayBuffer, parity: ArrayBuffer | null, shard: number): Promise<unknown> {
     const { k, m } = this.g;
     const pool = this.ctx.buffers;
     const writes: Array<Promise<unknown>> = [];
+    const commit = s === this.g.stripes - 1 && this.intentFlushed;
     const send = (index: number, from: ArrayBuffer, offset: number, len: number) => {
       const chunk = pool.take(len);
       new Uint8Array(chunk).set(new Uint8Array(from, offset, len));
       const ref = this.vol(this.volumes[index]!);
-      writes.push(ref.request({ type: 'append', objectId: this.id, index, chunk: s, data: chunk }, { transfer: [chunk] }).then((back) => pool.give(back)));
+      if (commit) this.committed.add(index);
+      writes.push(ref.request({ type: 'append', objectId: this.id, index, chunk: s, data: chunk, commit }, { transfer: [chunk] }).then((back) => pool.give(back)));
     };
     for (let i = 0; i < k; i++) {
       const len = dataChunkLength(this.g, s, i);

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { readFileSync } from 'node:fs';
-import { DEFAULT_CHUNK_SIZE, chunkSizeFor, defaultScheme, pickVolumes } from '../../../protocols/objstore/layout.js';
+import { DEFAULT_CHUNK_SIZE, SMALL_OBJECT_BYTES, chunkSizeFor, defaultScheme, pickVolumes, schemeFor } from '../../../protocols/objstore/layout.js';
 
 test('the module is pure: no imports, no timers', (t) => {
   const src = readFileSync(new URL('../../../protocols/objstore/layout.js', import.meta.url), 'utf8');
@@ -48,6 +48,24 @@ test('defaultScheme: properties for 2..200 writable volumes', (t) => {
 
 test('defaultScheme: a negative or fractional count is a RangeError', (t) => {
   for (const bad of [-1, 1.5, NaN, Infinity]) t.throws(() => defaultScheme(bad), { instanceOf: RangeError }, String(bad));
+});
+
+test('schemeFor: objects up to 8 KiB are 1 + m, larger ones the default scheme', (t) => {
+  t.is(SMALL_OBJECT_BYTES, 8192);
+  for (const size of [0, 1, 4096, 8191, 8192]) t.deepEqual(schemeFor(size, 6), { k: 1, m: 2 }, `${size} bytes over 6 volumes`);
+  for (const size of [8193, 65536, 64 << 20]) t.deepEqual(schemeFor(size, 6), { k: 4, m: 2 }, `${size} bytes over 6 volumes`);
+  for (let w = 1; w <= 20; w++) {
+    const d = defaultScheme(w)!;
+    t.deepEqual(schemeFor(100, w), { k: 1, m: d.m }, `100 bytes over ${w}: one data slice, the default's parity`);
+    t.deepEqual(schemeFor(1 << 20, w), d, `1 MiB over ${w}: the default`);
+    // Never more 4 KiB blocks than the default scheme would take (each slice at least one block).
+    const blocks = (size: number, s: { k: number; m: number }) => (s.k + s.m) * Math.max(1, Math.ceil(size / s.k / 4096));
+    for (const size of [1, 4096, 8192]) t.true(blocks(size, schemeFor(size, w)!) <= blocks(size, d), `${size} bytes over ${w}: no more blocks`);
+  }
+  t.deepEqual(schemeFor(8192, 3), { k: 2, m: 1 }, '8 KiB over 3 volumes: 1+1 would take 4 blocks, 2+1 takes 3');
+  t.deepEqual(schemeFor(4096, 3), { k: 1, m: 1 }, '4 KiB over 3 volumes: 2 blocks against 3');
+  t.is(schemeFor(10, 0), null, 'no writable volume: nothing');
+  for (const bad of [-1, 1.5, NaN]) t.throws(() => schemeFor(bad, 6), { instanceOf: RangeError }, String(bad));
 });
 
 test('chunkSizeFor: small objects are one stripe, rounded up to a multiple of 8', (t) => {
