@@ -64,6 +64,12 @@ export default defineActor<StripeCoderProtocol, Map<string, Put>, StripeCoderArg
         laid = out.buffer;
       }
       if (m === 0) return withTransfer({ data: laid, parity: null }, [laid]);
+      if (k === 1) {
+        // One data shard: every parity shard is a copy of it (Reed–Solomon's first row is all ones).
+        const p = new Uint8Array(parity!);
+        for (let j = 0; j < m; j++) p.set(new Uint8Array(laid, 0, shard), j * shard);
+        return withTransfer({ data: laid, parity: parity! }, [laid, parity!]);
+      }
       const r = await encode({ k, m, shardSize: shard, data: laid, parity: parity! });
       return withTransfer({ data: r.data, parity: r.parity }, [r.data, r.parity]);
     },

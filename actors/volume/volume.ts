@@ -199,11 +199,16 @@ export class Volume {
     try {
       await this.step(w, 'create', async () => {
         await this.ensureDir(this.paths.dir(ref.objectId));
-        if (!replace && (await this.exists(this.paths.final(ref.objectId, ref.index)))) throw bad(`slice ${key} exists already: slices are immutable (delete it first)`);
-        // O_TRUNC: a temp file left by a crash is started over.
+        // O_TRUNC: a temp file left by a crash is started over. The temp file is opened while the
+        // final name is looked up (one disk round trip less): refused, it is removed below.
         const flags = fsc.O_WRONLY | fsc.O_CREAT | fsc.O_TRUNC | fsc.O_DIRECT;
-        w.fh = await this.run('open', () => open(temp, flags, 0o600), (late) => void late?.close().catch(() => undefined));
-        w.out = new DirectWriter(w.fh, this.run.bind(this));
+        const opening = this.run('open', () => open(temp, flags, 0o600), (late) => void late?.close().catch(() => undefined));
+        const [exists, fh] = await Promise.allSettled([replace ? false : this.exists(this.paths.final(ref.objectId, ref.index)), opening]);
+        if (fh.status === 'fulfilled') w.fh = fh.value;
+        if (exists.status === 'rejected') throw exists.reason;
+        if (exists.value) throw bad(`slice ${key} exists already: slices are immutable (delete it first)`);
+        if (fh.status === 'rejected') throw fh.reason;
+        w.out = new DirectWriter(fh.value, this.run.bind(this));
         await w.out.push(bytes);
       });
     } catch (err) {
@@ -211,7 +216,8 @@ export class Volume {
       this.closeQuietly(w.fh);
       w.out?.dispose();
       w.fh = null;
-      if (!(err instanceof ReplyError && err.code === 'BAD_REQUEST')) void this.run('unlink', () => unlink(temp)).catch(() => undefined);
+      // The temp file is this writer's (refusals of another writer's slice come before the step).
+      void this.run('unlink', () => unlink(temp)).catch(() => undefined);
       throw err;
     }
     return null;

@@ -9,7 +9,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { ActorRef } from '../../runtime/index.js';
 import { ActorError } from '../../runtime/index.js';
 import { stripeCoderId, type StripeCoderProtocol } from '../../actors/stripe-coder/messages.js';
-import { reconstruct } from '../../workers/tasks/erasure.js';
+import { encode, reconstruct } from '../../workers/tasks/erasure.js';
 import { startTestSystem } from '../helpers/util.js';
 
 const CODER = new URL('../../actors/stripe-coder/actor.js', import.meta.url).href;
@@ -120,4 +120,18 @@ test('a stripe out of order, a missing stripe and bad messages are refused, nami
   // forget drops a PUT: its next stripe would have to start over at 0.
   t.is(await coder.request({ type: 'forget', put: '$c' }), null);
   await refused(t, stripe({ seq: 1 }), 'OUT_OF_ORDER', /came first/);
+});
+
+test('one data shard (small objects): the parity is what the Reed–Solomon coder computes, and rebuilds the data', async (t) => {
+  const coder = await startCoder(t);
+  for (const m of [1, 2, 3]) {
+    const body = randomBytes(4096);
+    const data = own(body);
+    const parity = new ArrayBuffer(m * 4096);
+    const r = await coder.request({ type: 'stripe', put: `$k1m${m}`, seq: 0, k: 1, m, shard: 4096, data, filled: 4096, lengths: null, parity }, { transfer: [data, parity] });
+    const reference = await encode({ k: 1, m, shardSize: 4096, data: own(body) });
+    t.true(Buffer.from(r.parity!).equals(Buffer.from(reference.parity)), `1+${m}: the coder's parity`);
+    const [rebuilt] = await rebuild(1, m, 4096, body, new Uint8Array(r.parity!), [0]);
+    t.true(Buffer.from(rebuilt!).equals(body), `1+${m}: the data rebuilt from the parity alone`);
+  }
 });

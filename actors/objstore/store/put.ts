@@ -107,7 +107,10 @@ export class ObjectWriter {
         () => undefined,
       );
       w.created = true;
-      await Promise.all(
+      // Not awaited: the body's stripes follow at once (a volume takes a slice's messages in the
+      // order they were sent, so its appends queue behind its create). A create that fails fails
+      // the slice's appends with its own error, and the PUT with them.
+      const creates = Promise.all(
         volumes.map((vol, index) =>
           w.vol(vol).request({
             type: 'create',
@@ -115,6 +118,14 @@ export class ObjectWriter {
             index,
             header: { objectId: id, index, k: g.k, m: g.m, chunkSize: g.chunkSize, objectSize: g.size, sliceSize: sliceSize(g, index) },
           }),
+        ),
+      );
+      w.pending.push(
+        creates.then(
+          () => undefined,
+          (err: Error) => {
+            w.failure ??= err;
+          },
         ),
       );
     } catch (err) {
@@ -151,6 +162,9 @@ export class ObjectWriter {
   /** The body is complete: write the last stripe, check the MD5, commit slices then record. */
   async finish(): Promise<ObjectRecord> {
     if (this.filled > 0) this.flush();
+    // The coder hashes in order: the digest, asked now, comes after the last stripe's.
+    const digest = this.coder.request({ type: 'digest', put: this.id, stripes: this.stripeNo });
+    digest.catch(() => undefined);
     await this.order;
     await Promise.all(this.pending);
     if (this.failure) {
@@ -159,7 +173,7 @@ export class ObjectWriter {
     }
     let md5: string;
     try {
-      md5 = await this.coder.request({ type: 'digest', put: this.id, stripes: this.stripeNo });
+      md5 = await digest;
     } catch (err) {
       await this.abort();
       throw this.asStoreError(err);
@@ -242,6 +256,9 @@ export class ObjectWriter {
     // appends do not wait for the previous stripe's to complete: only to be sent.
     const issued = this.order.then(async () => {
       const { data, parity, shard } = await encoded;
+      // The last stripe waits for the intent (if it is not on disk yet: small objects), so that its
+      // appends can commit their slices: one round trip to the volumes instead of two.
+      if (s === this.g.stripes - 1) await this.intentDurable;
       return { written: this.append(s, data, parity, shard) };
     });
     this.order = issued.then(
@@ -282,8 +299,8 @@ export class ObjectWriter {
   /**
    * Send the stripe's chunks to their volumes now (each copied into a pooled buffer that the
    * volume hands back once written); the promise tells when all are written. The last stripe's
-   * appends also commit their slices when the intent is durable already (one step less per slice:
-   * what makes a small PUT fast); the others are committed by finish.
+   * appends also commit their slices (the intent is durable by then: flush waits for it); slices
+   * with no chunk in the last stripe are committed by finish.
    */
   private append(s: number, data: ArrayBuffer, parity: ArrayBuffer | null, shard: number): Promise<unknown> {
     const { k, m } = this.g;
