@@ -5,9 +5,14 @@
  * on one core) made that thread the limit of a PUT stream. A stream's MD5 must see its bytes in
  * order, which a pool of interchangeable workers does not guarantee, so each PUT is pinned to one
  * coder (`objstore.stripes.N`, a dedicated thread each) and its stripes arrive in order on one
- * channel. Concurrency 1: one stripe at a time, in arrival order; the parity of a stripe is
- * computed here too (the Reed–Solomon call of workers/tasks/erasure.ts), which saves the pool's
- * round trip.
+ * channel. The parity of a stripe is computed here too (the Reed–Solomon call of
+ * workers/tasks/erasure.ts), which saves the pool's round trip.
+ *
+ * Order: the runtime starts handlers in arrival order, and a stripe's handler checks it and adds
+ * it to the hash synchronously, before its first await; only the parity is awaited. So several
+ * stripes are handled at once (their parity computed in parallel on the libuv pool) while the hash
+ * still sees them in order. With one stripe at a time, a PUT's stripes queued behind each other's
+ * parity and the PUT's body was held back more than half the time.
  */
 import { createHash, type Hash } from 'node:crypto';
 import { defineActor, ReplyError, withTransfer } from '../../runtime/index.js';
@@ -24,6 +29,7 @@ const isCount = (v: unknown, min: number, max: number): v is number => typeof v 
 
 export default defineActor<StripeCoderProtocol, Map<string, Put>, StripeCoderArgs>({
   kind: 'stripe-coder',
+  concurrency: 32,
   init: () => new Map(),
   handlers: {
     async stripe(msg, ctx) {

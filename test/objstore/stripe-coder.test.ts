@@ -135,3 +135,19 @@ test('one data shard (small objects): the parity is what the Reed–Solomon code
     t.true(Buffer.from(rebuilt!).equals(body), `1+${m}: the data rebuilt from the parity alone`);
   }
 });
+
+test('stripes sent without waiting for each other are hashed in the order they were sent', async (t) => {
+  const coder = await startCoder(t);
+  const k = 4;
+  const shard = 64 * 1024;
+  const body = randomBytes(16 * k * shard);
+  const replies = await Promise.all(
+    Array.from({ length: 16 }, (_, seq) => {
+      const data = own(body.subarray(seq * k * shard, (seq + 1) * k * shard));
+      const parity = new ArrayBuffer(2 * shard);
+      return coder.request({ type: 'stripe', put: '$burst', seq, k, m: 2, shard, data, filled: k * shard, lengths: null, parity }, { transfer: [data, parity] });
+    }),
+  );
+  replies.forEach((r, seq) => t.true(Buffer.from(r.data).equals(body.subarray(seq * k * shard, (seq + 1) * k * shard)), `stripe ${seq} came back whole`));
+  t.is(await coder.request({ type: 'digest', put: '$burst', stripes: 16 }), createHash('md5').update(body).digest('hex'));
+});
