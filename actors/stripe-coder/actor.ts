@@ -16,7 +16,7 @@
  */
 import { createHash, type Hash } from 'node:crypto';
 import { defineActor, ReplyError, withTransfer } from '../../runtime/index.js';
-import { encode } from '../../workers/tasks/erasure.js';
+import { encodeInto } from '../../workers/tasks/erasure.js';
 import type { StripeCoderArgs, StripeCoderProtocol } from './messages.js';
 
 interface Put {
@@ -39,7 +39,7 @@ export default defineActor<StripeCoderProtocol, Map<string, Put>, StripeCoderArg
       if (!isCount(seq, 0, Number.MAX_SAFE_INTEGER)) throw bad(`seq must be a stripe number, got ${JSON.stringify(seq)}`);
       if (!isCount(k, 1, 24) || !isCount(m, 0, 6)) throw bad(`k must be 1..24 and m 0..6, got ${k}+${m}`);
       if (!isCount(shard, 8, 1 << 30) || shard % 8 !== 0) throw bad(`shard must be a positive multiple of 8, got ${JSON.stringify(shard)}`);
-      if (!(data instanceof ArrayBuffer)) throw bad('data must be an ArrayBuffer');
+      if (!(data instanceof ArrayBuffer) && !(data instanceof SharedArrayBuffer)) throw bad('data must be an ArrayBuffer or a SharedArrayBuffer');
       if (!isCount(filled, 0, data.byteLength)) throw bad(`filled must be 0..${data.byteLength}, got ${JSON.stringify(filled)}`);
       // Every check before the PUT's state is touched: a refused stripe changes nothing.
       if (lengths !== null) {
@@ -47,7 +47,7 @@ export default defineActor<StripeCoderProtocol, Map<string, Put>, StripeCoderArg
         const sum = lengths.reduce((a, b) => a + b, 0);
         if (sum !== filled) throw bad(`lengths add up to ${sum} bytes, the stripe holds ${filled}`);
       } else if (data.byteLength !== k * shard || filled !== k * shard) throw bad(`a full stripe is k * shard = ${k * shard} bytes, got ${filled} of ${data.byteLength}`);
-      if (m > 0 && (!(parity instanceof ArrayBuffer) || parity.byteLength !== m * shard)) throw bad(`parity must be an ArrayBuffer of m * shard = ${m * shard} bytes`);
+      if (m > 0 && (!(parity instanceof ArrayBuffer || parity instanceof SharedArrayBuffer) || parity.byteLength !== m * shard)) throw bad(`parity must be an ArrayBuffer or a SharedArrayBuffer of m * shard = ${m * shard} bytes`);
       let state = puts.get(put);
       if (!state && seq !== 0) throw new ReplyError('OUT_OF_ORDER', `stripe ${seq} of ${put} came first: the coder holds no hash of that PUT (restarted?)`);
       if (state && seq !== state.next) throw new ReplyError('OUT_OF_ORDER', `stripe ${seq} of ${put} came when stripe ${state.next} was expected`);
@@ -58,7 +58,7 @@ export default defineActor<StripeCoderProtocol, Map<string, Put>, StripeCoderArg
       }
       state.next++;
       state.hash.update(new Uint8Array(data, 0, filled));
-      let laid = data;
+      let laid: ArrayBuffer | SharedArrayBuffer = data;
       if (lengths !== null) {
         const out = new Uint8Array(k * shard);
         const src = new Uint8Array(data);
@@ -69,15 +69,10 @@ export default defineActor<StripeCoderProtocol, Map<string, Put>, StripeCoderArg
         });
         laid = out.buffer;
       }
-      if (m === 0) return withTransfer({ data: laid, parity: null }, [laid]);
-      if (k === 1) {
-        // One data shard: every parity shard is a copy of it (Reed–Solomon's first row is all ones).
-        const p = new Uint8Array(parity!);
-        for (let j = 0; j < m; j++) p.set(new Uint8Array(laid, 0, shard), j * shard);
-        return withTransfer({ data: laid, parity: parity! }, [laid, parity!]);
-      }
-      const r = await encode({ k, m, shardSize: shard, data: laid, parity: parity! });
-      return withTransfer({ data: r.data, parity: r.parity }, [r.data, r.parity]);
+      if (m > 0) await encodeInto(k, m, shard, new Uint8Array(laid, 0, k * shard), new Uint8Array(parity!, 0, m * shard));
+      // ArrayBuffers go back moved; shared memory is shared (it cannot be moved).
+      const moved = [laid, parity].filter((b): b is ArrayBuffer => b instanceof ArrayBuffer);
+      return withTransfer({ data: laid, parity: m > 0 ? parity! : null }, moved);
     },
     digest(msg, ctx) {
       const state = ctx.state.get(msg.put);

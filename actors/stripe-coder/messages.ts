@@ -19,21 +19,27 @@ export type StripeCoderMsg =
       m: number;
       /** bytes per shard of this stripe (a multiple of 8) */
       shard: number;
-      /** the stripe's bytes as received: `filled` of them count; moved in and back */
-      data: ArrayBuffer;
+      /**
+       * the stripe's bytes as received: `filled` of them count. Shared memory (the writer's
+       * stripes are) is read where it is; an ArrayBuffer is moved in and back.
+       */
+      data: ArrayBuffer | SharedArrayBuffer;
       filled: number;
       /** the length of each data chunk when the stripe is not k full shards (the last stripe), else null */
       lengths: number[] | null;
-      /** where the parity goes (m * shard bytes), moved in and back; null when m = 0 */
-      parity: ArrayBuffer | null;
+      /** where the parity goes (m * shard bytes): shared, or moved in and back; null when m = 0 */
+      parity: ArrayBuffer | SharedArrayBuffer | null;
     }
   | { type: 'digest'; put: string; stripes: number }
   | { type: 'forget'; put: string };
 
 export interface StripeResult {
-  /** k shards of `shard` bytes back to back (the input itself when it was already laid out so) */
-  data: ArrayBuffer;
-  parity: ArrayBuffer | null;
+  /**
+   * k shards of `shard` bytes back to back: the input itself when it was already laid out so (the
+   * same shared memory, or the ArrayBuffer moved back), else a new ArrayBuffer
+   */
+  data: ArrayBuffer | SharedArrayBuffer;
+  parity: ArrayBuffer | SharedArrayBuffer | null;
 }
 
 export interface StripeCoderReplies {

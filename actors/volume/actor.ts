@@ -53,7 +53,7 @@ export default defineActor<VolumeProtocol, null, VolumeArgs>({
       at(m, async () => {
         // The written chunk's buffer goes back (moved, not copied) so the writer can reuse it.
         const buf = await vol(ctx).append(m, m.chunk, m.data, m.commit === true);
-        return withTransfer(buf, [buf]);
+        return buf ? withTransfer(buf, [buf]) : null;
       }),
     commit: (m, ctx) => at(m, () => vol(ctx).commit(m)),
     abort: (m, ctx) => at(m, () => vol(ctx).abort(m)),

@@ -52,8 +52,13 @@ export type VolumeMsg = (
    */
   | ({ type: 'create'; header: SliceHeader; replace?: boolean } & SliceRef)
   /** `data` is moved (transfer it). chunk = index of this chunk within the slice. */
-  /** `commit: true` (last chunk only): commit right after it, as a commit message would. */
-  | ({ type: 'append'; chunk: number; data: ArrayBuffer; commit?: boolean } & SliceRef)
+  /**
+   * One chunk: an ArrayBuffer (moved in, and handed back for the sender to reuse) or a view
+   * (typically of shared memory, which the sender may reuse once the reply came: the bytes are
+   * copied before it). `commit: true` (last chunk only): commit right after it, as a commit
+   * message would.
+   */
+  | ({ type: 'append'; chunk: number; data: ArrayBuffer | Uint8Array; commit?: boolean } & SliceRef)
   | ({ type: 'commit' } & SliceRef)
   /** Idempotent: an unknown slice, or one aborted already, is not an error. */
   | ({ type: 'abort' } & SliceRef)
@@ -119,7 +124,8 @@ export interface VolumeReplies {
   info: VolumeInfo;
   create: null;
   /** the chunk's own buffer, handed back (moved) once written, for the sender to reuse */
-  append: ArrayBuffer;
+  /** the chunk's ArrayBuffer handed back; null for a view */
+  append: ArrayBuffer | null;
   /** bytes: size of the slice file on the disk (header, chunks and their CRCs). */
   commit: { bytes: number };
   abort: null;

@@ -227,20 +227,20 @@ export class Volume {
    * Write one chunk; on success the chunk's buffer is handed back for the sender to reuse. With
    * `commit`, the chunk must be the last one and the slice is committed right after it.
    */
-  async append(ref: SliceRef, chunk: number, data: ArrayBuffer, commit = false): Promise<ArrayBuffer> {
+  async append(ref: SliceRef, chunk: number, data: ArrayBuffer | Uint8Array, commit = false): Promise<ArrayBuffer | null> {
     if (this.readOnly) throw new ReplyError('READ_ONLY', `volume ${this.args.volumeId} is read-only`);
     const key = this.checkRef(ref);
     const w = this.writers.get(key);
     if (!w) throw bad(`slice ${key} is not being written (create it first)`);
     if (w.state !== 'open') throw bad(`slice ${key} is being ${w.state === 'committing' ? 'committed' : 'aborted'}: no more appends`);
-    if (!(data instanceof ArrayBuffer)) throw bad('append: data must be an ArrayBuffer');
+    if (!(data instanceof ArrayBuffer) && !(data instanceof Uint8Array)) throw bad('append: data must be an ArrayBuffer or a Uint8Array');
     if (chunk !== w.next) throw bad(`slice ${key}: chunk ${chunk} out of order, expected chunk ${w.next}`);
     if (chunk >= w.chunks) throw bad(`slice ${key} has ${w.chunks} chunk(s); chunk ${chunk} is beyond its end`);
     const len = chunkLength(w.header, chunk);
     if (data.byteLength !== len) throw bad(`slice ${key}: chunk ${chunk} must be ${len} bytes, got ${data.byteLength}`);
     if (commit && chunk !== w.chunks - 1) throw bad(`slice ${key}: commit with chunk ${chunk}, which is not its last (${w.chunks - 1})`);
     w.next++;
-    const payload = new Uint8Array(data);
+    const payload = data instanceof ArrayBuffer ? new Uint8Array(data) : data;
     const crc = new Uint8Array(CHUNK_CRC_BYTES);
     new DataView(crc.buffer).setUint32(0, crc32c(payload));
     await this.step(w, 'append', async () => {
@@ -255,7 +255,7 @@ export class Volume {
     this.counters.writes++;
     this.counters.bytesWritten += len;
     if (commit) await this.commit(ref);
-    return data;
+    return data instanceof ArrayBuffer ? data : null;
   }
 
   async commit(ref: SliceRef): Promise<{ bytes: number }> {

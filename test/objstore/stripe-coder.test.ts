@@ -111,12 +111,12 @@ test('a stripe out of order, a missing stripe and bad messages are refused, nami
   await refused(t, stripe({ put: '$d', k: 0 }), 'BAD_REQUEST', /k must be 1\.\.24/);
   await refused(t, stripe({ put: '$d', m: 7 }), 'BAD_REQUEST', /m 0\.\.6/);
   await refused(t, stripe({ put: '$d', shard: 12 }), 'BAD_REQUEST', /shard must be a positive multiple of 8/);
-  await refused(t, stripe({ put: '$d', data: 'bytes' }), 'BAD_REQUEST', /data must be an ArrayBuffer/);
+  await refused(t, stripe({ put: '$d', data: 'bytes' }), 'BAD_REQUEST', /data must be an ArrayBuffer or a SharedArrayBuffer/);
   await refused(t, stripe({ put: '$d', filled: 5000 }), 'BAD_REQUEST', /filled must be 0\.\.4096/);
   await refused(t, stripe({ put: '$d', filled: 4000 }), 'BAD_REQUEST', /a full stripe is k \* shard = 4096 bytes/);
   await refused(t, stripe({ put: '$d', lengths: [1, 2] }), 'BAD_REQUEST', /lengths must be 4 chunk lengths/);
   await refused(t, stripe({ put: '$d', lengths: [1024, 1024, 1024, 1000] }), 'BAD_REQUEST', /lengths add up to 4072 bytes, the stripe holds 4096/);
-  await refused(t, stripe({ put: '$d', parity: new ArrayBuffer(10) }), 'BAD_REQUEST', /parity must be an ArrayBuffer of m \* shard = 2048 bytes/);
+  await refused(t, stripe({ put: '$d', parity: new ArrayBuffer(10) }), 'BAD_REQUEST', /parity must be an ArrayBuffer or a SharedArrayBuffer of m \* shard = 2048 bytes/);
   // forget drops a PUT: its next stripe would have to start over at 0.
   t.is(await coder.request({ type: 'forget', put: '$c' }), null);
   await refused(t, stripe({ seq: 1 }), 'OUT_OF_ORDER', /came first/);
@@ -150,4 +150,25 @@ test('stripes sent without waiting for each other are hashed in the order they w
   );
   replies.forEach((r, seq) => t.true(Buffer.from(r.data).equals(body.subarray(seq * k * shard, (seq + 1) * k * shard)), `stripe ${seq} came back whole`));
   t.is(await coder.request({ type: 'digest', put: '$burst', stripes: 16 }), createHash('md5').update(body).digest('hex'));
+});
+
+test('a stripe in shared memory is hashed and coded where it is: the parity lands in the shared buffer', async (t) => {
+  const coder = await startCoder(t);
+  const k = 4;
+  const shard = 8192;
+  const body = randomBytes(2 * k * shard);
+  const stripes = [0, 1].map((seq) => {
+    const sab = new SharedArrayBuffer(k * shard);
+    new Uint8Array(sab).set(body.subarray(seq * k * shard, (seq + 1) * k * shard));
+    return sab;
+  });
+  for (const [seq, sab] of stripes.entries()) {
+    const parity = new SharedArrayBuffer(2 * shard);
+    const r = await coder.request({ type: 'stripe', put: '$shared', seq, k, m: 2, shard, data: sab, filled: k * shard, lengths: null, parity });
+    t.true(Buffer.from(new Uint8Array(parity)).equals(Buffer.from(new Uint8Array(r.parity!))), 'the reply shares the parity written into the buffer sent');
+    const reference = await encode({ k, m: 2, shardSize: shard, data: own(body.subarray(seq * k * shard, (seq + 1) * k * shard)) });
+    t.true(Buffer.from(new Uint8Array(parity)).equals(Buffer.from(reference.parity)), `stripe ${seq}: the parity, in the caller's shared buffer`);
+    t.is(new Uint8Array(sab).byteLength, k * shard, 'the shared stripe stays with the caller');
+  }
+  t.is(await coder.request({ type: 'digest', put: '$shared', stripes: 2 }), createHash('md5').update(body).digest('hex'));
 });

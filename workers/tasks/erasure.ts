@@ -147,6 +147,22 @@ function movable<T extends object>(value: T, buffers: ArrayBuffer[]): T {
   return Piscina.move(value as never) as unknown as T;
 }
 
+/**
+ * The m parity shards of k data shards, written into `parity` (m * shardSize bytes); `data` is k *
+ * shardSize bytes. Views of shared memory are fine (the stripe coder's stripes are). With k = 1
+ * every parity shard is a copy of the data shard (the coder's matrix gives exactly that: tested).
+ */
+export async function encodeInto(k: number, m: number, shardSize: number, data: Uint8Array, parity: Uint8Array): Promise<void> {
+  if (data.byteLength !== k * shardSize || parity.byteLength !== m * shardSize) throw new TypeError(`encodeInto: ${k} data and ${m} parity shards of ${shardSize} bytes need ${k * shardSize} and ${m * shardSize} bytes, got ${data.byteLength} and ${parity.byteLength}`);
+  if (m === 0) return;
+  if (k === 1) {
+    for (let j = 0; j < m; j++) parity.set(data, j * shardSize);
+    return;
+  }
+  const targets = ((1 << m) - 1) << k;
+  await run(contextFor(k, m), (1 << k) - 1, targets, Buffer.from(data.buffer, data.byteOffset, data.byteLength), Buffer.from(parity.buffer, parity.byteOffset, parity.byteLength));
+}
+
 /** Computes the m parity shards of k data shards. The data buffer is handed back untouched. */
 export async function encode(task: EncodeTask): Promise<EncodeResult> {
   const { k, m, shardSize } = checkGeometry('encode', task);

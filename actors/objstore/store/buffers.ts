@@ -6,8 +6,8 @@
  * back to a full pool, buffers of the size that was taken least recently make room for it (a size
  * nobody takes any more must not fill the pool and turn every later take into an allocation).
  */
-export class BufferPool {
-  private readonly free = new Map<number, ArrayBuffer[]>();
+export class BufferPool<B extends ArrayBuffer | SharedArrayBuffer = ArrayBuffer> {
+  private readonly free = new Map<number, B[]>();
   /** When each size was last taken (a counter, not a clock). */
   private readonly lastTaken = new Map<number, number>();
   private takes = 0;
@@ -17,25 +17,31 @@ export class BufferPool {
   /** takes that had to allocate */
   misses = 0;
 
-  constructor(opts: { minSize?: number; maxBytes?: number } = {}) {
+  /** Makes a new buffer; buffers of other kinds are not taken back. */
+  private readonly make: (size: number) => B;
+  private readonly kind: new (size: number) => B;
+
+  constructor(opts: { minSize?: number; maxBytes?: number; shared?: B extends SharedArrayBuffer ? true : false } = {}) {
     this.minSize = opts.minSize ?? 64 * 1024;
     this.maxBytes = opts.maxBytes ?? 128 * 1024 * 1024;
+    this.kind = (opts.shared ? SharedArrayBuffer : ArrayBuffer) as unknown as new (size: number) => B;
+    this.make = (size) => new this.kind(size);
   }
 
-  take(size: number): ArrayBuffer {
+  take(size: number): B {
     this.lastTaken.set(size, ++this.takes);
     const buf = this.free.get(size)?.pop();
     if (!buf) {
       this.misses++;
-      return new ArrayBuffer(size);
+      return this.make(size);
     }
     this.bytes -= size;
     return buf;
   }
 
   /** Hand a buffer back; detached (moved), small or surplus buffers are dropped. */
-  give(buf: ArrayBuffer | null | undefined): void {
-    if (!(buf instanceof ArrayBuffer) || buf.byteLength < this.minSize || buf.byteLength > this.maxBytes) return;
+  give(buf: ArrayBuffer | SharedArrayBuffer | null | undefined): void {
+    if (!(buf instanceof this.kind) || buf.byteLength < this.minSize || buf.byteLength > this.maxBytes) return;
     const size = buf.byteLength;
     if (this.bytes + size > this.maxBytes && !this.evictFor(size)) return;
     let list = this.free.get(size);

@@ -14,7 +14,16 @@ import { ActorError } from '../../../runtime/index.js';
 import type { ActorRef } from '../../../runtime/index.js';
 import type { StripeCoderProtocol } from '../../stripe-coder/messages.js';
 import type { PathConflict } from '../metadata.js';
+import { BufferPool } from './buffers.js';
 import { StoreError, type StoreContext } from './context.js';
+
+/**
+ * Stripes and their parity live in shared memory: the stripe coder reads a stripe and writes its
+ * parity where they are, and each volume copies its chunk out of them, so a stripe is neither
+ * copied chunk by chunk on this thread nor moved between threads (both showed in profiles of a
+ * PUT, with the garbage collection of the buffers moved). One pool per thread.
+ */
+const shared = new BufferPool<SharedArrayBuffer>({ shared: true });
 
 export interface PutRequest {
   path: string;
@@ -22,6 +31,16 @@ export interface PutRequest {
   mime: string;
   /** hex, lower case, when the client sent Content-MD5 */
   expectedMd5: string | null;
+}
+
+/** A stripe ready to be written: its shared buffers and the data laid out as k shards. */
+interface Encoded {
+  /** the shared stripe buffer (back to the pool once written) */
+  stripe: SharedArrayBuffer;
+  /** k shards of `shard` bytes: the stripe itself, or a laid-out copy for a short stripe */
+  data: ArrayBuffer | SharedArrayBuffer;
+  parity: SharedArrayBuffer | null;
+  shard: number;
 }
 
 export function conflictError(path: string, c: PathConflict): StoreError {
@@ -68,7 +87,7 @@ export class ObjectWriter {
     this.g = g;
     this.volumes = volumes;
     this.coder = ctx.stripeCoder();
-    this.stripe = new Uint8Array(ctx.buffers.take(Math.max(1, g.stripeBytes)));
+    this.stripe = new Uint8Array(shared.take(Math.max(1, g.stripeBytes)));
   }
 
   /** Check the path, choose the layout and the volumes, record the intent, open the slices. */
@@ -248,18 +267,18 @@ export class ObjectWriter {
     const s = this.stripeNo++;
     const full = this.stripe;
     const filled = this.filled;
-    this.stripe = new Uint8Array(this.ctx.buffers.take(this.g.stripeBytes));
+    this.stripe = new Uint8Array(shared.take(this.g.stripeBytes));
     this.filled = 0;
     this.inflight++;
     const encoded = this.encode(s, full, filled);
     // Appends go out in stripe order (each slice's chunks must arrive in order), but a stripe's
     // appends do not wait for the previous stripe's to complete: only to be sent.
     const issued = this.order.then(async () => {
-      const { data, parity, shard } = await encoded;
+      const e = await encoded;
       // The last stripe waits for the intent (if it is not on disk yet: small objects), so that its
       // appends can commit their slices: one round trip to the volumes instead of two.
       if (s === this.g.stripes - 1) await this.intentDurable;
-      return { written: this.append(s, data, parity, shard) };
+      return { written: this.append(s, e) };
     });
     this.order = issued.then(
       () => undefined,
@@ -282,46 +301,48 @@ export class ObjectWriter {
 
   /**
    * Hash the stripe and compute its parity (the coder, in stripe order). The coder lays a short
-   * stripe out as k shards of the stripe's shard size, padded with zeros.
+   * stripe out as k shards of the stripe's shard size, padded with zeros (in a new buffer).
    */
-  private async encode(s: number, buf: Uint8Array, filled: number): Promise<{ data: ArrayBuffer; parity: ArrayBuffer | null; shard: number }> {
+  private async encode(s: number, buf: Uint8Array, filled: number): Promise<Encoded> {
     const { k, m, chunkSize } = this.g;
     const shard = parityChunkLength(this.g, s);
     const full = shard === chunkSize && filled === k * chunkSize && buf.byteOffset === 0 && buf.buffer.byteLength === filled;
     const lengths = full ? null : Array.from({ length: k }, (_, i) => dataChunkLength(this.g, s, i));
-    const data = buf.buffer as ArrayBuffer;
-    const parity = m > 0 ? this.ctx.buffers.take(m * shard) : null;
-    const transfer = parity ? [data, parity] : [data];
-    const r = await this.coder.request({ type: 'stripe', put: this.id, seq: s, k, m, shard, data, filled, lengths, parity }, { transfer, timeoutMs: this.ctx.settings.ioTimeoutMs });
-    return { data: r.data, parity: r.parity, shard };
+    const stripe = buf.buffer as SharedArrayBuffer;
+    const parity = m > 0 ? shared.take(m * shard) : null;
+    // If this fails, the coder may still be reading the stripe or writing the parity: neither
+    // goes back to the pool (append gives them back, only after every volume answered).
+    const r = await this.coder.request({ type: 'stripe', put: this.id, seq: s, k, m, shard, data: stripe, filled, lengths, parity }, { timeoutMs: this.ctx.settings.ioTimeoutMs });
+    return { stripe, data: r.data, parity, shard };
   }
 
   /**
-   * Send the stripe's chunks to their volumes now (each copied into a pooled buffer that the
-   * volume hands back once written); the promise tells when all are written. The last stripe's
-   * appends also commit their slices (the intent is durable by then: flush waits for it); slices
-   * with no chunk in the last stripe are committed by finish.
+   * Send the stripe's chunks to their volumes now, as views of the shared stripe and parity (each
+   * volume copies its chunk before it answers); the promise tells when all are written, and the
+   * buffers go back to the pool then. The last stripe's appends also commit their slices (the
+   * intent is durable by then: flush waits for it); slices with no chunk in the last stripe are
+   * committed by finish.
    */
-  private append(s: number, data: ArrayBuffer, parity: ArrayBuffer | null, shard: number): Promise<unknown> {
+  private append(s: number, e: Encoded): Promise<unknown> {
     const { k, m } = this.g;
-    const pool = this.ctx.buffers;
+    const { data, parity, shard } = e;
     const writes: Array<Promise<unknown>> = [];
     const commit = s === this.g.stripes - 1 && this.intentFlushed;
-    const send = (index: number, from: ArrayBuffer, offset: number, len: number) => {
-      const chunk = pool.take(len);
-      new Uint8Array(chunk).set(new Uint8Array(from, offset, len));
+    const send = (index: number, from: ArrayBuffer | SharedArrayBuffer, offset: number, len: number) => {
       const ref = this.vol(this.volumes[index]!);
       if (commit) this.committed.add(index);
-      writes.push(ref.request({ type: 'append', objectId: this.id, index, chunk: s, data: chunk, commit }, { transfer: [chunk] }).then((back) => pool.give(back)));
+      writes.push(ref.request({ type: 'append', objectId: this.id, index, chunk: s, data: new Uint8Array(from, offset, len), commit }));
     };
     for (let i = 0; i < k; i++) {
       const len = dataChunkLength(this.g, s, i);
       if (len > 0) send(i, data, i * shard, len);
     }
     for (let j = 0; j < m; j++) send(k + j, parity!, j * shard, shard);
-    pool.give(data);
-    pool.give(parity);
-    return Promise.all(writes);
+    // Reused only when every volume answered: one that timed out may still read its chunk.
+    return Promise.all(writes).then(() => {
+      shared.give(e.stripe);
+      shared.give(parity);
+    });
   }
 
   asStoreError(err: unknown): StoreError {
