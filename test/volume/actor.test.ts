@@ -299,3 +299,39 @@ test('a read of more than 128 MiB at once is refused: read in batches', async (t
   t.regex(err.message, /read in batches/);
   t.like(await rejectsWith(t, ref.request({ type: 'read', objectId: id, index: 0, firstChunk: 0, count: 1 }), 'REPLY_ERROR'), { appCode: 'CHECKSUM', details: { chunk: 0 } }, 'one big chunk is read (and its zeros do not verify)');
 });
+
+test('chunks as views of shared memory are copied before the reply; the last append can commit; a read fills the buffer it is given', async (t) => {
+  const { ref } = await startVolume(t);
+  const id = newId();
+  const data = randomBytes(2 * CHUNK + 100);
+  const sab = new SharedArrayBuffer(data.byteLength);
+  new Uint8Array(sab).set(data);
+  await ref.request({ type: 'create', objectId: id, index: 0, header: headerFor(id, 0, data.byteLength) });
+  for (let c = 0; c < 3; c++) {
+    const view = new Uint8Array(sab, c * CHUNK, Math.min(CHUNK, data.byteLength - c * CHUNK));
+    const commit = c === 2;
+    t.is(await ref.request({ type: 'append', objectId: id, index: 0, chunk: c, data: view, commit }), null, 'a view is not handed back');
+    // The sender may reuse the memory once the reply came: scribbling on it changes nothing written.
+    view.fill(0xee);
+  }
+  const path = await ref.request({ type: 'path', objectId: id, index: 0 });
+  t.true(existsSync(path), 'committed by the last append: under its final name');
+  t.false(existsSync(path + '.tmp'));
+  const into = new ArrayBuffer(3 * CHUNK);
+  const r = await ref.request({ type: 'read', objectId: id, index: 0, firstChunk: 0, count: 3, into }, { transfer: [into] });
+  t.is(r.data.byteLength, 3 * CHUNK, 'the buffer given comes back');
+  t.true(Buffer.from(r.data, 0, data.byteLength).equals(data), 'holding the chunks from byte 0');
+  t.deepEqual(r.lengths, [CHUNK, CHUNK, 100]);
+  const small = new ArrayBuffer(10);
+  const r2 = await ref.request({ type: 'read', objectId: id, index: 0, firstChunk: 2, count: 1, into: small }, { transfer: [small] });
+  t.true(Buffer.from(r2.data).equals(data.subarray(2 * CHUNK)), 'a buffer too small is not used');
+
+  const other = newId();
+  await ref.request({ type: 'create', objectId: other, index: 1, header: headerFor(other, 1, 2 * CHUNK) });
+  const err = await rejectsWith(t, ref.request({ type: 'append', objectId: other, index: 1, chunk: 0, data: new Uint8Array(CHUNK), commit: true }), 'REPLY_ERROR');
+  t.regex(err.message, /commit with chunk 0, which is not its last \(1\)/);
+  const err2 = await rejectsWith(t, ref.request({ type: 'append', objectId: other, index: 1, chunk: 0, data: 'bytes' as never }), 'REPLY_ERROR');
+  t.regex(err2.message, /data must be an ArrayBuffer or a Uint8Array/);
+  const err3 = await rejectsWith(t, ref.request({ type: 'read', objectId: id, index: 0, firstChunk: 0, count: 1, into: 'x' as never }), 'REPLY_ERROR');
+  t.regex(err3.message, /into must be an ArrayBuffer/);
+});
