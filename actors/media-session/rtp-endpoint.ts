@@ -25,6 +25,8 @@ export interface RtpHost {
   stateChanged(ep: RtpEndpoint, previous: RtpState): void;
   media(ep: RtpEndpoint, header: RtpHeader, payload: Uint8Array): void;
   relayOut(ep: RtpEndpoint, data: Uint8Array, address: string, port: number, rtcp: boolean): void;
+  /** Take back from the native path the rule this endpoint is the source (destination) of. */
+  takeFast(ep: RtpEndpoint, role: 'source' | 'destination'): void;
 }
 
 const COUNTERS = ['packetsIn', 'bytesIn', 'packetsOut', 'bytesOut', 'srtpAuthFailures', 'srtpReplays', 'policyDrops', 'malformed', 'rtcpIn', 'rtcpOut', 'notSourceDrops'] as const;
@@ -49,8 +51,12 @@ export class RtpEndpoint {
   sockets: SocketPair | null;
   private send: SrtpSendContext | null;
   private recv: SrtpReceiver | null;
-  private stats: ReceiveStats | null = null;
-  private remoteSsrc: number | null = null;
+  /** Receive statistics of the peer's stream (owned by the native path while a rule is set). */
+  stats: ReceiveStats | null = null;
+  remoteSsrc: number | null = null;
+  /** A native forwarding rule carries this endpoint's packets (source) or its outgoing stream (destination). */
+  fastSource = false;
+  fastDestination = false;
   private lastSr: { ntpMid: number; at: number } | null = null;
   /** `<endpoint id>:<peer SSRC>`: names the source of forwarded packets (a new SSRC is a new source). */
   sourceKey = '';
@@ -227,6 +233,8 @@ export class RtpEndpoint {
     // RTCP on the RTP port is taken as RTCP whether or not rtcp-mux was negotiated (RFC 5761
     // demultiplexing by payload type): it is never counted or routed as media.
     if (rtcp || isRtcpPacket(data)) return this.receiveRtcp(data, now);
+    // A packet the native rule did not take: the rule's state comes back before JS uses it.
+    if (this.fastSource) this.host.takeFast(this, 'source');
     let packet: Uint8Array = data;
     if (this.recv) {
       const r = this.recv.unprotectRtp(data, now);
@@ -318,6 +326,7 @@ export class RtpEndpoint {
   sendRtp(pt: number, stamp: Stamp, payload: Uint8Array): void {
     const n = this.negotiated;
     if (!n) return;
+    if (this.fastDestination) this.host.takeFast(this, 'destination');
     // One buffer per packet: the socket keeps it until the datagram is sent.
     const plain = Buffer.allocUnsafe(12 + payload.length);
     writeRtpHeader(plain, { marker: stamp.marker, payloadType: pt, sequenceNumber: stamp.seq, timestamp: stamp.ts, ssrc: this.outbound.ssrc });
@@ -412,6 +421,9 @@ export class RtpEndpoint {
       ssrc: this.outbound.ssrc,
       relayed: this.sockets === null,
       connected: this.sockets?.connected ?? false,
+      // The native packet path: null on dgram sockets or relayed; else whether a native rule
+      // forwards this endpoint's packets (source) and carries its outgoing stream (destination).
+      native_path: this.sockets?.native ? { source: this.fastSource, destination: this.fastDestination } : null,
       counters: { ...this.counters },
     };
   }

@@ -2,6 +2,10 @@
  * One media session: its endpoints, the routing plan between them, the 20 ms media clock for
  * mixing and tones, and the endpoint commands. The actor (actor.ts) wraps it; this class
  * holds no actor machinery beyond the `SessionEnv` it is given.
+ *
+ * Forwarded plain-RTP streams are handed to the native packet path (fast-rules.ts) after JS has
+ * forwarded their first packet; every command but session.info and every re-plan takes the
+ * rules back first, so the rest of this class always sees the endpoints' true state.
  */
 import { randomUUID } from 'node:crypto';
 import { threadId } from 'node:worker_threads';
@@ -14,6 +18,7 @@ import { rtpTimestampIncrement } from './codecs.js';
 import { Mixer, type MixSource } from './mixer.js';
 import { RtpEndpoint, type RtpHost } from './rtp-endpoint.js';
 import { shelf, SocketPair } from './sockets.js';
+import { FastRules } from './fast-rules.js';
 import { ToneEndpoint } from './tone-endpoint.js';
 import { markReported, mediaTimeouts, reportCounters, toneFinished, transfers } from './metrics.js';
 import type { CommandOutcome, SessionArgs } from './messages.js';
@@ -63,6 +68,8 @@ export class Session implements RtpHost {
   private mixedSent = 0;
   private toneSent = 0;
   private mixer = new Mixer();
+  /** Forwarded streams carried by the native packet path (fast-rules.ts). */
+  private fast = new FastRules(() => this.args.peerPolicy);
   private clock: NodeJS.Timeout | null = null;
   private nextTickAt = 0;
   private sessionVersion = 1;
@@ -89,6 +96,9 @@ export class Session implements RtpHost {
   // ---- commands ----------------------------------------------------------------------------
 
   async command(c: SessionCommand, targetActor?: string): Promise<CommandOutcome> {
+    // A command may change routes, streams or negotiation: the native rules' state comes back first.
+    if (c.method === 'session.info') this.fast.readAll();
+    else this.fast.takeAll();
     switch (c.method) {
       case 'session.info':
         return ok(this.info());
@@ -307,7 +317,13 @@ export class Session implements RtpHost {
   // ---- media -------------------------------------------------------------------------------
 
   stateChanged(ep: RtpEndpoint, previous: RtpState): void {
+    // Only a connected source is forwarded natively: its next packet must reach JS to reconnect it.
+    if (ep.state !== 'connected') this.fast.take(ep, 'source');
     this.env.emit('endpoint.state_changed', { endpoint_id: ep.id, type: ep.type, state: ep.state, previous_state: previous });
+  }
+
+  takeFast(ep: RtpEndpoint, role: 'source' | 'destination'): void {
+    this.fast.take(ep, role);
   }
 
   /** An RTP packet that passed the endpoint's checks. */
@@ -334,6 +350,8 @@ export class Session implements RtpHost {
       if (t.forward && t.codec === codec) {
         t.dest.sendRtp(t.pt, stampForwarded(t.dest.outbound, ep.sourceKey, h.timestamp, h.marker, t.frameTicks), payload);
         this.forwarded++;
+        // Forwarded by JS once: the native path can carry this stream from the next packet on.
+        if (targets.length === 1) this.fast.maybeSet(ep, targets);
       } else if (!decoded) {
         decoded = true;
         if (!this.clock) this.startClock();
@@ -364,6 +382,7 @@ export class Session implements RtpHost {
 
   /** Rebuild the routing plan after any change of endpoints, directions or negotiation. */
   replan(): void {
+    this.fast.takeAll();
     const nodes: RouteNode[] = [];
     for (const ep of this.endpoints.values()) {
       if (ep.type === 'tone') nodes.push({ id: ep.id, direction: ep.direction, codec: null, generator: true });
@@ -443,6 +462,9 @@ export class Session implements RtpHost {
   private reportsDue = 0;
   private housekeeping(): void {
     const now = Date.now();
+    this.fast.readAll();
+    this.forwarded += this.fast.forwarded;
+    this.fast.forwarded = 0;
     if (this.forwarded) this.env.countPacket('forwarded', this.forwarded);
     if (this.mixedSent) this.env.countPacket('mixed', this.mixedSent);
     if (this.toneSent) this.env.countPacket('tone', this.toneSent);
@@ -475,6 +497,7 @@ export class Session implements RtpHost {
   /** Remove every endpoint; true when the actor must linger to relay moved endpoints' sockets. */
   destroy(): boolean {
     this.destroyed = true;
+    this.fast.takeAll();
     this.stopClock();
     for (const ep of [...this.endpoints.values()]) {
       this.detach(ep);
@@ -485,6 +508,7 @@ export class Session implements RtpHost {
 
   /** The actor is ending: close every socket this session holds. */
   close(): void {
+    this.fast.takeAll();
     this.stopClock();
     for (const ep of this.endpoints.values()) if (ep.type === 'rtp') ep.sockets?.close();
     for (const [id, r] of this.relays) {

@@ -3,12 +3,38 @@
  * in the configured range. A socket cannot move between worker threads, so a pair stays on
  * the thread that opened it; `shelf` is that thread's table of pairs by endpoint id, through
  * which a session on the same thread adopts a transferred endpoint's sockets directly.
+ *
+ * Two implementations with one face: `NativeSocketPair` (native-sockets.ts: sockets owned by
+ * the native packet path, which can also forward without JS) when the addon loads, else
+ * `DgramSocketPair` (Node's dgram). `SocketPair.open` picks.
  */
 import dgram from 'node:dgram';
+import { fastpath } from './fastpath.js';
+import { NativeSocketPair } from './native-sockets.js';
 
 export type PacketHandler = (data: Buffer, address: string, port: number, rtcp: boolean) => void;
 
-export class SocketPair {
+export type SocketPair = DgramSocketPair | NativeSocketPair;
+export const SocketPair = {
+  /** Bind a pair at a random even port of [min, max] (native when the addon is available). */
+  open(bindAddress: string, family: 'IP4' | 'IP6', min: number, max: number): Promise<SocketPair> {
+    const native = fastpath();
+    if (native) return Promise.resolve(NativeSocketPair.open(native, bindAddress, family, min, max));
+    return DgramSocketPair.open(bindAddress, family, min, max);
+  },
+};
+
+/** Even ports p of [min, max] with p + 1 <= max, starting at a random one (at most 64 tried). */
+export function* candidatePorts(min: number, max: number): Generator<number> {
+  const first = min % 2 === 0 ? min : min + 1;
+  const pairs = max > first ? Math.floor((max - first - 1) / 2) + 1 : 0;
+  if (pairs < 1) throw new Error(`RTP port range ${min}-${max} holds no even/odd pair`);
+  const start = Math.floor(Math.random() * pairs);
+  for (let i = 0; i < Math.min(pairs, 64); i++) yield first + ((start + i) % pairs) * 2;
+}
+
+export class DgramSocketPair {
+  readonly native = null;
   onPacket: PacketHandler = () => undefined;
   closed = false;
   sent = 0;
@@ -31,21 +57,15 @@ export class SocketPair {
   }
 
   /** Bind a pair at a random even port of [min, max]; tries other ports while they are taken. */
-  static async open(bindAddress: string, family: 'IP4' | 'IP6', min: number, max: number): Promise<SocketPair> {
+  static async open(bindAddress: string, family: 'IP4' | 'IP6', min: number, max: number): Promise<DgramSocketPair> {
     const type = family === 'IP6' ? 'udp6' : 'udp4';
-    const first = min % 2 === 0 ? min : min + 1;
-    // Pairs (p, p + 1) with p even and p + 1 <= max.
-    const pairs = max > first ? Math.floor((max - first - 1) / 2) + 1 : 0;
-    if (pairs < 1) throw new Error(`RTP port range ${min}-${max} holds no even/odd pair`);
-    const start = Math.floor(Math.random() * pairs);
-    for (let i = 0; i < Math.min(pairs, 64); i++) {
-      const port = first + ((start + i) % pairs) * 2;
+    for (const port of candidatePorts(min, max)) {
       const rtp = dgram.createSocket({ type, recvBufferSize: 1 << 20, sendBufferSize: 1 << 20 });
       const rtcp = dgram.createSocket({ type });
       try {
         await bind(rtp, bindAddress, port);
         await bind(rtcp, bindAddress, port + 1);
-        return new SocketPair(rtp, rtcp, port);
+        return new DgramSocketPair(rtp, rtcp, port);
       } catch {
         rtp.close();
         rtcp.close();

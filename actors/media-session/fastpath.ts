@@ -1,0 +1,127 @@
+/**
+ * The native packet path (native/rtp-fastpath): loader and typed wrapper.
+ *
+ * The addon owns UDP sockets on this thread's libuv loop, reads them with recvmmsg, sends with
+ * sendmmsg (JS sends are queued and leave once per loop turn), and forwards the packets that
+ * match a forwarding rule without entering JS (fast-rules.ts sets and clears the rules). Every
+ * other packet comes to JS in one callback per loop turn, dispatched here to the socket's
+ * receiver.
+ *
+ * Decisions:
+ * - Loaded once per thread (an N-API addon is loaded per worker-thread environment).
+ * - `HOSTD_MEDIA_NATIVE=0` forces the dgram path (tests, comparison, a suspect addon). If the
+ *   addon cannot be loaded (not built, wrong ABI), the bridge runs on dgram and a warning is
+ *   emitted once per thread.
+ * - Peer addresses come from C as bytes and are turned into the strings Node's dgram would
+ *   give (`1.2.3.4`, `::ffff:1.2.3.4`, RFC 5952 IPv6), IPv4 ones through a small cache.
+ */
+import { createRequire } from 'node:module';
+
+/** Indexes of the Float64Array that carries a rule's state between JS and C (fastpath.c's enum). */
+export const F = {
+  ssrc: 0, seq: 1, lastTs: 2, tsOffset: 3, outPackets: 4, outOctets: 5, expectSsrc: 6,
+  baseSeq: 7, maxSeq: 8, cycles: 9, badSeq: 10, received: 11, transit: 12, jitter: 13, clock: 14,
+  teIn: 15, teOut: 16,
+  dPacketsIn: 17, dBytesIn: 18, dPacketsOut: 19, dBytesOut: 20, dMalformed: 21, lastAt: 22, dRestarts: 23, dForwarded: 24,
+} as const;
+export const STATE_FIELDS = 25;
+
+export interface NativeFastPath {
+  readonly STATE_FIELDS: number;
+  /** Bind a UDP socket: a handle >= 0, or -errno. */
+  open(family: 4 | 6, address: string, port: number): number;
+  close(handle: number): void;
+  connect(handle: number, address: string, port: number): number;
+  disconnect(handle: number): void;
+  /** Queue a datagram (address null: to the connected peer); 0 or -errno. */
+  send(handle: number, data: Uint8Array, address: string | null, port: number): number;
+  setRule(src: number, dest: number, state: Float64Array, toAddress: string, toPort: number, acceptAddress: string, acceptPort: number, ptMap: Int32Array): boolean;
+  takeRule(src: number, out: Float64Array): boolean;
+  readRule(src: number, out: Float64Array): boolean;
+  /** [send errors, truncated datagrams] of a socket. */
+  errors(handle: number): [number, number];
+  onPackets(fn: (data: Buffer, meta: Uint32Array, count: number) => void): void;
+}
+
+export type NativeReceiver = (data: Buffer, address: string, port: number) => void;
+
+const META_WORDS = 9;
+const receivers: (NativeReceiver | undefined)[] = [];
+let addon: NativeFastPath | null | undefined;
+
+/** Why the addon is not in use ('' when it is). */
+export let nativeUnavailable = '';
+
+/** The addon for this thread, or null (forced off, or it cannot load). */
+export function fastpath(): NativeFastPath | null {
+  if (addon !== undefined) return addon;
+  addon = null;
+  if (process.env.HOSTD_MEDIA_NATIVE === '0') {
+    nativeUnavailable = 'HOSTD_MEDIA_NATIVE=0';
+    return null;
+  }
+  try {
+    const require = createRequire(import.meta.url);
+    const loaded = require(new URL('../../../native/rtp-fastpath/build/Release/rtp_fastpath.node', import.meta.url).pathname) as NativeFastPath;
+    if (loaded.STATE_FIELDS !== STATE_FIELDS) throw new Error(`addon state layout ${loaded.STATE_FIELDS} fields, expected ${STATE_FIELDS}: rebuild it (npm run build:native)`);
+    loaded.onPackets(dispatch);
+    addon = loaded;
+  } catch (err) {
+    nativeUnavailable = (err as Error).message;
+    process.emitWarning(`media bridge: the native packet path (native/rtp-fastpath) is not available, using dgram: ${nativeUnavailable}`, 'HostdMediaWarning');
+  }
+  return addon;
+}
+
+export function setReceiver(handle: number, fn: NativeReceiver | undefined): void {
+  receivers[handle] = fn;
+}
+
+function dispatch(data: Buffer, meta: Uint32Array, count: number): void {
+  for (let i = 0; i < count; i++) {
+    const m = i * META_WORDS;
+    const fn = receivers[meta[m]!];
+    if (!fn) continue;
+    const off = meta[m + 1]!;
+    const address = meta[m + 4] === 4 ? v4(meta[m + 5]!) : v6(meta, m + 5);
+    fn(data.subarray(off, off + meta[m + 2]!), address, meta[m + 3]!);
+  }
+}
+
+const v4cache = new Map<number, string>();
+/** An IPv4 address copied from a struct in_addr into a (little-endian) u32. */
+function v4(word: number): string {
+  let s = v4cache.get(word);
+  if (s === undefined) {
+    s = `${word & 0xff}.${(word >>> 8) & 0xff}.${(word >>> 16) & 0xff}.${word >>> 24}`;
+    if (v4cache.size > 4096) v4cache.clear();
+    v4cache.set(word, s);
+  }
+  return s;
+}
+
+/** An IPv6 address as Node prints it (RFC 5952; v4-mapped as ::ffff:a.b.c.d). */
+export function v6(meta: Uint32Array, at: number): string {
+  const b = new Uint8Array(meta.buffer, meta.byteOffset + at * 4, 16);
+  const groups: number[] = [];
+  for (let i = 0; i < 16; i += 2) groups.push((b[i]! << 8) | b[i + 1]!);
+  if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) return `::ffff:${b[12]}.${b[13]}.${b[14]}.${b[15]}`;
+  let best = -1;
+  let bestLen = 1;
+  for (let i = 0; i < 8; ) {
+    if (groups[i] !== 0) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < 8 && groups[j] === 0) j++;
+    if (j - i > bestLen) {
+      best = i;
+      bestLen = j - i;
+    }
+    i = j;
+  }
+  const hex = groups.map((g) => g.toString(16));
+  if (best < 0) return hex.join(':');
+  return `${hex.slice(0, best).join(':')}::${hex.slice(best + bestLen).join(':')}`;
+}
