@@ -11,6 +11,7 @@ import { ActorError } from '../../../runtime/index.js';
 import type { ReconstructResult } from '../../../workers/tasks/erasure.js';
 import type { ReadReply } from '../../volume/messages.js';
 import { StoreError, type StoreContext } from './context.js';
+import { ReadBudget } from './read-budget.js';
 
 /**
  * Batches read ahead of the one being sent. One: a GET holds at most two batches (32 MiB with
@@ -19,11 +20,16 @@ import { StoreError, type StoreContext } from './context.js';
  */
 const READ_AHEAD = 1;
 
+/** Read buffers all GETs of this thread may hold at once (read-budget.ts). */
+const budget = new ReadBudget(256 << 20);
+
 interface Batch {
   first: number;
   last: number;
   /** pooled read buffers the batch's chunks are views of: back to the pool once it is sent */
   buffers: ArrayBuffer[];
+  /** bytes of the read budget the batch holds (0 once given back) */
+  held: number;
 }
 
 /** Chunks of one slice for stripes first..last (each entry one stripe's chunk, or empty). */
@@ -88,32 +94,53 @@ export class ObjectReader {
     const { first, last } = stripeRange(this.g, start, end);
     const per = Math.max(1, 2 * this.ctx.settings.stripesInFlight);
     const batches: Batch[] = [];
-    for (let s = first; s <= last; s += per) batches.push({ first: s, last: Math.min(last, s + per - 1), buffers: [] });
-    // Reads of the next batches run while a batch is sent (READ_AHEAD of them at most).
+    for (let s = first; s <= last; s += per) batches.push({ first: s, last: Math.min(last, s + per - 1), buffers: [], held: 0 });
+    // Reads of the next batches run while a batch is sent (READ_AHEAD of them at most); each
+    // first takes its bytes from the thread's read budget.
     const reads: Array<Promise<Uint8Array[][]>> = [];
     const startRead = (b: number) => {
-      if (b >= batches.length) return;
-      const p = this.readBatch(batches[b]!);
+      const batch = batches[b];
+      if (!batch) return;
+      const bytes = (batch.last - batch.first + 1) * this.g.k * this.g.chunkSize;
+      const p = budget.acquire(bytes).then(() => {
+        batch.held = bytes;
+        return this.readBatch(batch);
+      });
       p.catch(() => undefined);
       reads[b] = p;
     };
-    for (let b = 0; b < READ_AHEAD; b++) startRead(b);
-    for (let b = 0; b < batches.length; b++) {
-      const batch = batches[b]!;
-      const current = await reads[b]!;
-      startRead(b + READ_AHEAD);
-      for (let s = batch.first; s <= batch.last; s++) {
-        // A stripe is its data chunks one after the other: each piece is a view of a read buffer.
-        let off = stripeOffset(this.g, s);
-        for (const chunk of current[s - batch.first]!) {
-          const from = Math.max(start, off) - off;
-          const to = Math.min(end + 1, off + chunk.byteLength) - off;
-          if (to > from) yield chunk.subarray(from, to);
-          off += chunk.byteLength;
+    const done = (batch: Batch, reuse: boolean) => {
+      if (reuse) for (const buf of batch.buffers) this.ctx.buffers.give(buf);
+      budget.release(batch.held);
+      batch.held = 0;
+    };
+    try {
+      for (let b = 0; b < READ_AHEAD; b++) startRead(b);
+      for (let b = 0; b < batches.length; b++) {
+        const batch = batches[b]!;
+        const current = await reads[b]!;
+        startRead(b + READ_AHEAD);
+        for (let s = batch.first; s <= batch.last; s++) {
+          // A stripe is its data chunks one after the other: each piece is a view of a read buffer.
+          let off = stripeOffset(this.g, s);
+          for (const chunk of current[s - batch.first]!) {
+            const from = Math.max(start, off) - off;
+            const to = Math.min(end + 1, off + chunk.byteLength) - off;
+            if (to > from) yield chunk.subarray(from, to);
+            off += chunk.byteLength;
+          }
         }
+        // The consumer asked for more: it is done with this batch's pieces.
+        done(batch, true);
       }
-      // The consumer asked for more: it is done with this batch's pieces.
-      for (const buf of batch.buffers) this.ctx.buffers.give(buf);
+    } finally {
+      // A read that failed, or a consumer that stopped: the budget held by every batch started
+      // comes back once its read has settled (its buffers are dropped, not reused).
+      for (let b = 0; b < batches.length; b++) {
+        const read = reads[b];
+        const batch = batches[b]!;
+        if (read) void read.then(() => undefined, () => undefined).then(() => batch.held && done(batch, false));
+      }
     }
   }
 
