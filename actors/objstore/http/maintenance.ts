@@ -10,6 +10,7 @@ import type { VolumeInfo } from '../../volume/messages.js';
 import { StoreError, type StoreContext } from '../store/context.js';
 import type { Volumes } from '../volumes.js';
 import { readJsonObject, sendJson, type Reply } from './respond.js';
+import { readBuffers } from '../store/get.js';
 
 export interface MaintenanceDeps {
   ctx: StoreContext;
@@ -114,7 +115,7 @@ export async function routeMaintenance(deps: MaintenanceDeps, r: Reply, method: 
         return { id: v.id, present: Boolean(ref), answered: Boolean(info), ioPriority: info?.priority ?? null, inflight: info?.inflight ?? null, counters: info?.counters ?? null };
       }),
     );
-    sendJson(r, 200, { volumes, scheduler: await ask(deps, { type: 'debug' }) });
+    sendJson(r, 200, { volumes, readBuffers: readBuffers(), scheduler: await ask(deps, { type: 'debug' }) });
     return true;
   }
   return false;

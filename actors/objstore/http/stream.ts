@@ -4,7 +4,7 @@
  * offset it reports. (One writable handler per response: uWS keeps the first one registered.)
  * If the source fails before anything is sent, `onError` answers with an error; after the
  * headers are out, the connection is closed: a client never gets a body that looks complete
- * but is not.
+ * but is not. The source is always closed (return()) when it was not read to its end.
  */
 import { statusLine } from '../../../protocols/objstore/errors.js';
 import type { Headers, Reply } from './respond.js';
@@ -71,6 +71,10 @@ export async function streamBody(r: Reply, status: number, headers: Headers, tot
   } catch {
     // A stripe could not be read (or rebuilt) after the headers went out: cut the connection.
   }
+  // Close the source whenever it was not read to its end (the body complete after its last piece,
+  // a client gone, an error): a source holding resources (the reader's buffers and read budget)
+  // gives them back in its finally, which a suspended generator never reaches by itself.
+  if (!piece.done) void it.return?.()?.catch(() => undefined);
   if (!r.done && !r.aborted) {
     r.done = true;
     res.close();

@@ -23,6 +23,11 @@ const READ_AHEAD = 1;
 /** Read buffers all GETs of this thread may hold at once (read-budget.ts). */
 const budget = new ReadBudget(256 << 20);
 
+/** The read budget's figures, for GET /$/debug. */
+export function readBuffers(): { limit: number; inUse: number; queued: number } {
+  return { limit: budget.limit, inUse: budget.inUse, queued: budget.queued };
+}
+
 interface Batch {
   first: number;
   last: number;
