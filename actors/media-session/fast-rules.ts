@@ -10,16 +10,27 @@
  * statistics; while it is set, C owns them. Taking it back (`take`) writes C's state into the
  * endpoints, so a stream that goes native -> JS -> native stays one continuous stream.
  *
- * A rule is only set for: plain RTP on both sides (no SRTP), local native sockets on both
- * sides, a `connected` source, a single `forward` target, a peer policy other than `latch`
- * (the destination address is the negotiated one), the source's current SSRC. Anything the
+ * SRTP: either side (or both) may be SDES-SRTP. The rule then also carries the session keys
+ * (derived in JS), the source's receive state for its SSRC (ROC, highest SEQ, the 128-packet
+ * replay window) and the destination's send ROC; C authenticates, replay-checks and decrypts,
+ * or encrypts and tags, and `take` writes the state back into the JS contexts, so JS carries on
+ * with the exact replay window and ROC. SRTCP stays in JS (it does not take the rule: C does not
+ * touch SRTCP state). Rekey: while the receiver keeps an old key (the 5 s after a rekey) no rule
+ * is set for that source (the rekey is a command, so its rule was taken back already); its
+ * packets go through JS's dual context, and the first packet JS forwards after the old key's
+ * retirement sets the rule again with the new key.
+ *
+ * A rule is only set for: SRTP state that C can hold (replay window ≤ 128, no old key live, an
+ * SSRC JS already has state for), local native sockets on both sides, a `connected` source, a
+ * single `forward` target, a peer policy other than `latch` (the destination address is the
+ * negotiated one), the source's current SSRC. Anything the
  * rule does not cover (another SSRC or payload type, RTCP, a refused source, events whose
  * clock rate differs) reaches JS, which takes the rule back before it touches the state.
  * Every command (except session.info) and every re-plan takes all rules back first; the
  * once-a-second housekeeping and session.info read them (counters, statistics, stream state).
  */
 import type { CodecName } from '../../protocols/media/types.js';
-import { F, STATE_FIELDS } from './fastpath.js';
+import { F, NATIVE_WINDOW_WORDS, SRTP_KEYS, STATE_FIELDS } from './fastpath.js';
 import type { RtpEndpoint } from './rtp-endpoint.js';
 
 export interface FastTarget {
@@ -32,6 +43,9 @@ export interface FastTarget {
 interface Rule {
   src: RtpEndpoint;
   dest: RtpEndpoint;
+  /** The source's SSRC whose SRTP receive state C holds, or null (plain source). */
+  srtpIn: number | null;
+  srtpOut: boolean;
 }
 
 export class FastRules {
@@ -40,6 +54,7 @@ export class FastRules {
   private readonly byDest = new Map<string, Rule>();
   private readonly state = new Float64Array(STATE_FIELDS);
   private readonly ptMap = new Int32Array(128);
+  private readonly keys = new Uint8Array(SRTP_KEYS.bytes);
   /** Forwarded audio packets counted by C, not yet added to the session's metric. */
   forwarded = 0;
 
@@ -61,10 +76,13 @@ export class FastRules {
     const dn = dest.negotiated;
     const stats = src.stats;
     const out = dest.outbound;
-    if (!sn || !dn || sn.secure || dn.secure || !stats || src.remoteSsrc === null || dest.latched) return false;
+    if (!sn || !dn || !stats || src.remoteSsrc === null || dest.latched) return false;
     if (out.lastSource !== src.sourceKey || out.lastTs === null) return false;
     const to = dn.remote;
     if (to.port === 0 || to.address === '0.0.0.0' || to.address === '::') return false;
+    const srtpIn = src.nativeSrtpIn(src.remoteSsrc, Date.now(), NATIVE_WINDOW_WORDS * 32);
+    const srtpOut = srtpIn === null ? null : dest.nativeSrtpOut();
+    if (srtpIn === null || srtpOut === null) return false;
     const map = this.ptMap;
     map.fill(-1);
     for (const c of sn.codecs) if (c.name === t.codec) map[c.pt] = t.pt;
@@ -92,9 +110,30 @@ export class FastRules {
     f[F.teIn] = teIn !== null && te && teFrom === te.clockRate ? teIn : -1;
     f[F.teOut] = te ? te.pt : -1;
     if (teIn !== null) map[teIn] = -1;
+    let keys: Uint8Array | null = null;
+    if (srtpIn !== 'plain' || srtpOut !== 'plain') {
+      keys = this.keys;
+      keys.fill(0);
+      if (srtpIn !== 'plain') {
+        keys[SRTP_KEYS.inTag] = srtpIn.tag;
+        keys.set(srtpIn.keys, SRTP_KEYS.in);
+        f[F.inRoc] = srtpIn.roc;
+        f[F.inHighestSeq] = srtpIn.highestSeq;
+        f[F.inWindow] = srtpIn.window;
+        for (let w = 0; w < NATIVE_WINDOW_WORDS; w++) f[F.inW0 + w] = srtpIn.words[w] ?? 0;
+      }
+      if (srtpOut !== 'plain') {
+        keys[SRTP_KEYS.outTag] = srtpOut.tag;
+        keys.set(srtpOut.keys, SRTP_KEYS.out);
+        f[F.outRoc] = srtpOut.roc;
+        f[F.outLastSeq] = srtpOut.lastSeq;
+      }
+    }
     const acceptPort = this.peerPolicy() === 'strict' ? sn.remote.port : -1;
-    if (!s.addon.setRule(s.rtp, d.rtp, f, to.address, to.port, sn.remote.address, acceptPort, map)) return false;
-    const rule = { src, dest };
+    const set = s.addon.setRule(s.rtp, d.rtp, f, to.address, to.port, sn.remote.address, acceptPort, map, keys);
+    keys?.fill(0);
+    if (!set) return false;
+    const rule: Rule = { src, dest, srtpIn: srtpIn === 'plain' ? null : src.remoteSsrc, srtpOut: srtpOut !== 'plain' };
     this.rules.set(src.id, rule);
     this.byDest.set(dest.id, rule);
     src.fastSource = true;
@@ -128,7 +167,15 @@ export class FastRules {
     r.src.fastSource = false;
     r.dest.fastDestination = false;
     const n = r.src.sockets?.native;
-    if (n && n.addon.takeRule(n.rtp, this.state)) this.apply(r, this.state);
+    if (!n || !n.addon.takeRule(n.rtp, this.state)) return;
+    const f = this.state;
+    this.apply(r, f);
+    if (r.srtpIn !== null) {
+      const words: number[] = [];
+      for (let w = 0; w < Math.ceil(f[F.inWindow]! / 32); w++) words.push(f[F.inW0 + w]!);
+      r.src.nativeSrtpInDone(r.srtpIn, f[F.inRoc]!, f[F.inHighestSeq]!, words);
+    }
+    if (r.srtpOut) r.dest.nativeSrtpOutDone(f[F.outRoc]!, f[F.outLastSeq]!);
   }
 
   private apply({ src, dest }: Rule, f: Float64Array): void {
@@ -136,6 +183,8 @@ export class FastRules {
     src.counters.packetsIn += inPackets;
     src.counters.bytesIn += f[F.dBytesIn]!;
     src.counters.malformed += f[F.dMalformed]!;
+    src.counters.srtpAuthFailures += f[F.dAuthFailures]!;
+    src.counters.srtpReplays += f[F.dReplays]!;
     if (inPackets > 0) {
       src.lastPacketAt = f[F.lastAt]!;
       src.timedOut = false;

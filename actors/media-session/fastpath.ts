@@ -8,6 +8,8 @@
  * receiver.
  *
  * Decisions:
+ * - SRTP legs are forwarded natively too (keys and replay/ROC state set with the rule, see
+ *   fast-rules.ts); SRTCP always comes to JS.
  * - Loaded once per thread (an N-API addon is loaded per worker-thread environment).
  * - `HOSTD_MEDIA_NATIVE=0` forces the dgram path (tests, comparison, a suspect addon). If the
  *   addon cannot be loaded (not built, wrong ABI), the bridge runs on dgram and a warning is
@@ -23,8 +25,17 @@ export const F = {
   baseSeq: 7, maxSeq: 8, cycles: 9, badSeq: 10, received: 11, transit: 12, jitter: 13, clock: 14,
   teIn: 15, teOut: 16,
   dPacketsIn: 17, dBytesIn: 18, dPacketsOut: 19, dBytesOut: 20, dMalformed: 21, lastAt: 22, dRestarts: 23, dForwarded: 24,
+  // SRTP: the source's receive state for its SSRC (ROC and SEQ of the highest index, window
+  // size, window bits as SrtpReceiveState's words), the destination's send ROC and last SEQ.
+  inRoc: 25, inHighestSeq: 26, inWindow: 27, inW0: 28, outRoc: 32, outLastSeq: 33,
+  dAuthFailures: 34, dReplays: 35,
 } as const;
-export const STATE_FIELDS = 25;
+export const STATE_FIELDS = 36;
+/** Window words carried (F.inW0 ..): the native replay window is at most 128 packets. */
+export const NATIVE_WINDOW_WORDS = 4;
+
+/** Layout of setRule's SRTP key block: tags, then per side AES key 16, salt 14, HMAC key 20. */
+export const SRTP_KEYS = { inTag: 0, outTag: 1, in: 2, out: 52, bytes: 102 } as const;
 
 export interface NativeFastPath {
   readonly STATE_FIELDS: number;
@@ -35,7 +46,8 @@ export interface NativeFastPath {
   disconnect(handle: number): void;
   /** Queue a datagram (address null: to the connected peer); 0 or -errno. */
   send(handle: number, data: Uint8Array, address: string | null, port: number): number;
-  setRule(src: number, dest: number, state: Float64Array, toAddress: string, toPort: number, acceptAddress: string, acceptPort: number, ptMap: Int32Array): boolean;
+  /** srtp: SRTP_KEYS layout (tag 0 on a plain side), or omitted/null for plain RTP both ways. */
+  setRule(src: number, dest: number, state: Float64Array, toAddress: string, toPort: number, acceptAddress: string, acceptPort: number, ptMap: Int32Array, srtp?: Uint8Array | null): boolean;
   takeRule(src: number, out: Float64Array): boolean;
   readRule(src: number, out: Float64Array): boolean;
   /** [send errors, truncated datagrams] of a socket. */

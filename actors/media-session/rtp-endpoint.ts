@@ -2,12 +2,18 @@
  * A plain RTP or SDES-SRTP endpoint: its sockets (local, or relayed from the thread that
  * opened them), its negotiation, SRTP contexts, inbound checks (peer policy, SRTP, state) and
  * outbound packets. Routing is the session's; this class knows one leg.
+ *
+ * For the native packet path it hands out and takes back the SRTP state a rule carries: the
+ * session keys and tag length of each side, the receive state (ROC, highest SEQ, replay window)
+ * of the peer's SSRC and the send ROC of our SSRC. It goes through the contexts' snapshots, so
+ * the protocols/ code stays the one reference of that state.
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { threadId } from 'node:worker_threads';
 import type { CodecName, Direction } from '../../protocols/media/types.js';
 import { answerOffer, answerReinvite, acceptAnswer, createOffer, createRekeyOffer, type LocalMedia, type Negotiated, type PendingOffer } from '../../protocols/media/sdp/index.js';
-import { SrtpReceiveContext, SrtpReceiver, SrtpSendContext, type SrtpFailure } from '../../protocols/media/srtp/index.js';
+import { SrtpReceiveContext, SrtpReceiver, SrtpSendContext, srtpTagLength, type SrtpFailure } from '../../protocols/media/srtp/index.js';
+import { deriveKey } from '../../protocols/media/srtp/kdf.js';
 import { isRtcpPacket, parseRtp, writeRtpHeader, type RtpHeader } from '../../protocols/media/rtp.js';
 import { buildReceiverReport, buildSenderReport, newReceiveStats, parseRtcp, reportBlockFor, updateReceiveStats, type ReceiveStats } from '../../protocols/media/rtcp.js';
 import { newOutbound, type OutboundState, type Stamp } from '../../protocols/media/outbound.js';
@@ -379,6 +385,50 @@ export class RtpEndpoint {
     else this.host.relayOut(this, packet, address, port, viaRtcpSocket);
   }
 
+  // ---- the native packet path's SRTP state -------------------------------------------------
+
+  private readonly keyCache = new Map<string, Uint8Array>();
+
+  /**
+   * The receive side of a native rule for `ssrc`: 'plain' without SRTP; null when it cannot be
+   * native (an old key still live after a rekey, no state for that SSRC yet, a window over
+   * `maxWindow`); else the tag length, session keys and the SSRC's replay state.
+   */
+  nativeSrtpIn(ssrc: number, now: number, maxWindow: number): 'plain' | NativeSrtpIn | null {
+    if (!this.recv) return 'plain';
+    if (this.recv.expire(now)) return null;
+    const snap = this.recv.current.snapshot();
+    const st = snap.rtp.find((x) => x.ssrc === ssrc);
+    if (!st || snap.replayWindow > maxWindow) return null;
+    return { tag: srtpTagLength(snap.suite), keys: sessionKeys(snap.keySalt, this.keyCache), roc: st.roc, highestSeq: st.highestSeq, window: snap.replayWindow, words: st.window };
+  }
+
+  /** The receive state C hands back for `ssrc` (the rule's source) goes into the current context. */
+  nativeSrtpInDone(ssrc: number, roc: number, highestSeq: number, words: number[]): void {
+    if (!this.recv) return;
+    const snap = this.recv.snapshot();
+    const rtp = snap.current.rtp.filter((x) => x.ssrc !== ssrc);
+    rtp.push({ ssrc, roc, highestSeq, window: words });
+    this.recv = SrtpReceiver.restore({ ...snap, current: { ...snap.current, rtp } });
+  }
+
+  /** The send side of a native rule for our SSRC: 'plain', null when not representable, or keys and ROC. */
+  nativeSrtpOut(): 'plain' | NativeSrtpOut | null {
+    if (!this.send) return 'plain';
+    const snap = this.send.snapshot();
+    const st = snap.streams.find((x) => x.ssrc === this.outbound.ssrc);
+    if (!st) return null; // JS has not sent on it yet: its first-packet rule stays JS's
+    return { tag: srtpTagLength(snap.suite), keys: sessionKeys(snap.keySalt, this.keyCache), roc: st.roc, lastSeq: st.lastSeq };
+  }
+
+  nativeSrtpOutDone(roc: number, lastSeq: number): void {
+    if (!this.send) return;
+    const snap = this.send.snapshot();
+    const streams = snap.streams.filter((x) => x.ssrc !== this.outbound.ssrc);
+    streams.push({ ssrc: this.outbound.ssrc, roc, lastSeq });
+    this.send = SrtpSendContext.restore({ ...snap, streams });
+  }
+
   // ---- moving and closing ------------------------------------------------------------------
 
   snapshot(): RtpEndpointSnapshot {
@@ -427,6 +477,43 @@ export class RtpEndpoint {
       counters: { ...this.counters },
     };
   }
+}
+
+export interface NativeSrtpIn {
+  tag: number;
+  /** SRTP session keys: AES key 16, salt 14, HMAC key 20 (RFC 3711 labels 0, 2, 1). */
+  keys: Uint8Array;
+  roc: number;
+  highestSeq: number;
+  window: number;
+  words: number[];
+}
+
+export interface NativeSrtpOut {
+  tag: number;
+  keys: Uint8Array;
+  roc: number;
+  lastSeq: number;
+}
+
+/**
+ * The SRTP session keys of a master key ‖ salt, in the native layout. Cached per endpoint (a
+ * rule is set again after every take), at most the two keys of a rekey, gone with the endpoint.
+ */
+function sessionKeys(keySalt: Uint8Array, cache: Map<string, Uint8Array>): Uint8Array {
+  const id = Buffer.from(keySalt).toString('base64');
+  let k = cache.get(id);
+  if (!k) {
+    const key = keySalt.subarray(0, 16);
+    const salt = keySalt.subarray(16, 30);
+    k = new Uint8Array(50);
+    k.set(deriveKey(key, salt, 0, 16), 0);
+    k.set(deriveKey(key, salt, 2, 14), 16);
+    k.set(deriveKey(key, salt, 1, 20), 30);
+    if (cache.size >= 2) cache.clear();
+    cache.set(id, k);
+  }
+  return k;
 }
 
 function sameKey(a: Uint8Array, b: Uint8Array): boolean {

@@ -6,41 +6,9 @@
  * peer addresses (RFC 5952 examples).
  */
 import test from 'ava';
-import dgram from 'node:dgram';
-import { F, fastpath, setReceiver, STATE_FIELDS, v6 } from '../../actors/media-session/fastpath.js';
+import { F, setReceiver, STATE_FIELDS, v6 } from '../../actors/media-session/fastpath.js';
+import { addon, nativeSocket, ruleRig, udp, until } from '../helpers/fastpath.js';
 import { buildRtp } from '../../protocols/media/rtp.js';
-
-const addon = fastpath();
-
-async function udp(t: import('ava').ExecutionContext): Promise<{ socket: dgram.Socket; port: number; got: Buffer[] }> {
-  const socket = dgram.createSocket('udp4');
-  await new Promise<void>((r) => socket.bind(0, '127.0.0.1', () => r()));
-  t.teardown(() => socket.close());
-  const got: Buffer[] = [];
-  socket.on('message', (m) => got.push(m));
-  return { socket, port: socket.address().port, got };
-}
-
-/** A native socket on a port the kernel just gave a dgram socket (then freed). */
-async function nativeSocket(t: import('ava').ExecutionContext): Promise<{ h: number; port: number }> {
-  for (let i = 0; i < 20; i++) {
-    const s = dgram.createSocket('udp4');
-    await new Promise<void>((r) => s.bind(0, '127.0.0.1', () => r()));
-    const port = s.address().port;
-    await new Promise<void>((r) => s.close(() => r()));
-    const h = addon!.open(4, '127.0.0.1', port);
-    if (h >= 0) {
-      t.teardown(() => addon!.close(h));
-      return { h, port };
-    }
-  }
-  throw new Error('no port');
-}
-
-const until = async (pred: () => boolean, ms = 3000) => {
-  const end = Date.now() + ms;
-  while (!pred() && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
-};
 
 test('the addon loads (npm test builds it)', (t) => {
   t.truthy(addon, 'native/rtp-fastpath/build/Release/rtp_fastpath.node must be built: npm run build:native');
@@ -89,13 +57,7 @@ test('bad arguments are refused, not crashes', async (t) => {
 });
 
 test('a rule rewrites, counts and hands its state back; bad packets are dropped and counted', async (t) => {
-  const src = await nativeSocket(t);
-  const dst = await nativeSocket(t);
-  const sender = await udp(t);
-  const listener = await udp(t);
-  const toJs: Buffer[] = [];
-  setReceiver(src.h, (d) => toJs.push(Buffer.from(d)));
-  t.teardown(() => setReceiver(src.h, undefined));
+  const { src, dst, sender, listener, toJs } = await ruleRig(t);
   const s = new Float64Array(STATE_FIELDS);
   s[F.ssrc] = 0xdeadbeef;
   s[F.seq] = 65534; // wraps

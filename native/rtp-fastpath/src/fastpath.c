@@ -11,6 +11,15 @@
  * (data in one Buffer, per-packet metadata in one Uint32Array). Sends from JS are queued and
  * flushed with sendmmsg once per loop turn (uv_prepare before the poll, uv_check after it).
  *
+ * SRTP (RFC 3711, AES_CM_128_HMAC_SHA1_80/_32, no MKI) may be on either side of a rule: an SRTP
+ * source is authenticated, replay-checked and decrypted before the re-stamp, an SRTP destination
+ * gets the re-stamped packet encrypted and tagged (ROC kept). Session keys are derived in JS and
+ * handed over with the rule; the per-SSRC receive state (highest index, 128-bit replay window)
+ * and the send ROC cross in the state array like the stream state. Crypto is OpenSSL from the
+ * node binary: AES-128-ECB over counter blocks through one EVP_CIPHER_CTX per socket and
+ * direction (keyed at setRule), HMAC-SHA1 from SHA_CTX states precomputed over the padded key
+ * (copied by value per packet): no allocation per packet. SRTCP stays in JS.
+ *
  * Safety: every packet field read is bounds-checked against the datagram length; datagrams
  * longer than SLOT bytes are dropped (MSG_TRUNC) and counted. No allocation per packet: the
  * receive, send and JS-batch buffers are allocated once per thread. Handles are indexes into a
@@ -18,8 +27,12 @@
  * point at it are purged at close, so no stale pointer or reused index is ever followed.
  */
 #define _GNU_SOURCE
+#define OPENSSL_SUPPRESS_DEPRECATED /* SHA1_*: the only allocation-free way to reuse an HMAC key schedule */
 #include <node_api.h>
 #include <uv.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/sha.h>
 #include <arpa/inet.h>
 #include <errno.h>
 #include <math.h>
@@ -47,10 +60,29 @@ enum {
   /* deltas since the last read (zeroed by read/take) */
   F_D_PACKETS_IN, F_D_BYTES_IN, F_D_PACKETS_OUT, F_D_BYTES_OUT, F_D_MALFORMED, F_LAST_AT,
   F_D_RESTARTS, F_D_FORWARDED,
+  /* SRTP: receive state of the source's SSRC, send state of the destination's stream */
+  F_IN_ROC, F_IN_HIGHEST_SEQ, F_IN_WINDOW, F_IN_W0, F_IN_W1, F_IN_W2, F_IN_W3, F_OUT_ROC, F_OUT_LAST_SEQ,
+  F_D_AUTH_FAILURES, F_D_REPLAYS,
   F_COUNT
 };
 
 typedef struct { int v4; uint8_t a[16]; } fp_ip;
+
+/* Layout of the Uint8Array of SRTP session keys given to setRule (one block per direction). */
+#define K_IN_TAG 0
+#define K_OUT_TAG 1
+#define K_IN 2
+#define K_OUT 52
+#define K_BYTES 102
+#define MAX_WINDOW 128
+
+/* One direction's SRTP session keys (tag 0: plain RTP on that side). */
+typedef struct {
+  int tag;
+  uint8_t salt[14];
+  SHA_CTX ipad, opad;
+  EVP_CIPHER_CTX *aes; /* the socket's, keyed with the session encryption key */
+} fp_srtp;
 
 typedef struct {
   int active;
@@ -69,6 +101,13 @@ typedef struct {
   int32_t transit;
   double jitter, clock;
   double d_in, d_bytes_in, d_out, d_bytes_out, d_malformed, last_at, d_restarts, d_forwarded;
+  fp_srtp in, out;
+  int64_t in_highest; /* ROC * 65536 + SEQ of the highest index accepted */
+  unsigned __int128 in_bits; /* bit k: index in_highest - k was accepted */
+  int in_window;
+  uint32_t out_roc;
+  uint16_t out_last_seq;
+  double d_auth, d_replay;
 } fp_rule;
 
 struct fp_env;
@@ -84,6 +123,8 @@ typedef struct fp_socket {
   socklen_t peer_len;
   uint64_t pending_epoch;
   fp_rule rule;
+  int held; /* a rule was set and its state not yet taken back (also after a purge) */
+  EVP_CIPHER_CTX *aes_in, *aes_out;
   double send_errors, truncated;
 } fp_socket;
 
@@ -119,6 +160,8 @@ typedef struct fp_env {
   size_t jlen;
   uint32_t jmeta[JSQ * META_WORDS];
   int jn;
+  uint8_t dec[SLOT];                 /* a decrypted SRTP packet */
+  uint8_t ctr[SLOT + 16], ks[SLOT + 16]; /* AES-CM counter blocks and keystream */
 } fp_env;
 
 static uint16_t rd16(const uint8_t *p) { return (uint16_t)((p[0] << 8) | p[1]); }
@@ -341,6 +384,62 @@ static void stats_update(fp_rule *r, int64_t seq, uint32_t ts, double now) {
   r->has_transit = 1;
 }
 
+/* ---- SRTP --------------------------------------------------------------------------------- */
+
+/* RFC 3711 3.3.1 index estimate, as protocols/media/srtp/replay.ts's estimateRoc. */
+static uint32_t estimate_roc(uint32_t roc, uint16_t highest_seq, uint16_t seq) {
+  if (highest_seq < 32768) {
+    if ((int)seq - (int)highest_seq > 32768) return roc == 0 ? 0 : roc - 1;
+    return roc;
+  }
+  if ((int)highest_seq - 32768 > (int)seq) return roc + 1;
+  return roc;
+}
+
+/* out[i] = src[i] ^ AES-CM keystream (IV of RFC 3711 4.1.1); out may be src. n <= SLOT. */
+static int aes_cm(fp_env *e, const fp_srtp *k, uint32_t ssrc, uint32_t roc, uint16_t seq, const uint8_t *src, size_t n, uint8_t *out) {
+  if (n == 0) return 1;
+  if (n > SLOT) return 0;
+  uint8_t iv[16];
+  memcpy(iv, k->salt, 14);
+  iv[14] = iv[15] = 0;
+  iv[4] ^= (uint8_t)(ssrc >> 24); iv[5] ^= (uint8_t)(ssrc >> 16); iv[6] ^= (uint8_t)(ssrc >> 8); iv[7] ^= (uint8_t)ssrc;
+  iv[8] ^= (uint8_t)(roc >> 24); iv[9] ^= (uint8_t)(roc >> 16); iv[10] ^= (uint8_t)(roc >> 8); iv[11] ^= (uint8_t)roc;
+  iv[12] ^= (uint8_t)(seq >> 8); iv[13] ^= (uint8_t)seq;
+  size_t blocks = (n + 15) / 16;
+  for (size_t b = 0; b < blocks; b++) {
+    memcpy(e->ctr + b * 16, iv, 14);
+    e->ctr[b * 16 + 14] = (uint8_t)(b >> 8);
+    e->ctr[b * 16 + 15] = (uint8_t)b;
+  }
+  int outl = 0;
+  if (EVP_EncryptUpdate(k->aes, e->ks, &outl, e->ctr, (int)(blocks * 16)) != 1 || outl != (int)(blocks * 16)) return 0;
+  for (size_t i = 0; i < n; i++) out[i] = src[i] ^ e->ks[i];
+  return 1;
+}
+
+/* HMAC-SHA1(auth key, data || ROC) from the precomputed pad states. */
+static void srtp_mac(const fp_srtp *k, const uint8_t *data, size_t n, uint32_t roc, uint8_t mac[20]) {
+  SHA_CTX c = k->ipad;
+  uint8_t r[4], inner[20];
+  wr32(r, roc);
+  SHA1_Update(&c, data, n);
+  SHA1_Update(&c, r, 4);
+  SHA1_Final(inner, &c);
+  c = k->opad;
+  SHA1_Update(&c, inner, 20);
+  SHA1_Final(mac, &c);
+}
+
+static void window_accept(fp_rule *r, int64_t index) {
+  if (index > r->in_highest) {
+    int64_t d = index - r->in_highest;
+    r->in_bits = d >= MAX_WINDOW ? 0 : r->in_bits << d;
+    r->in_highest = index;
+  }
+  r->in_bits |= (unsigned __int128)1 << (r->in_highest - index);
+}
+
 /* 1: consumed (forwarded, or dropped as malformed); 0: JS decides. */
 static int forward(fp_env *e, fp_socket *s, const uint8_t *p, size_t len, const struct sockaddr_storage *from) {
   fp_rule *r = &s->rule;
@@ -348,6 +447,42 @@ static int forward(fp_env *e, fp_socket *s, const uint8_t *p, size_t len, const 
   int port;
   if (!canon(from, &ip, &port)) return 0;
   if (!ip_eq(&ip, &r->accept) || (r->accept_port >= 0 && port != r->accept_port)) return 0; /* JS counts it */
+  int srtp_in = r->in.tag > 0, authed = 0;
+  int64_t index = 0;
+  if (srtp_in) {
+    /* As SrtpReceiveContext.unprotectRtp: authenticate, replay check, decrypt; the window moves
+       only once the packet is consumed here (a packet left to JS is checked again by JS). */
+    if (len < 12 || (p[0] >> 6) != 2) goto malformed;
+    size_t shl = 12 + (size_t)(p[0] & 0x0f) * 4;
+    if (p[0] & 0x10) {
+      if (shl + 4 > len) goto malformed;
+      shl += 4 + (size_t)rd16(p + shl + 2) * 4;
+    }
+    if (shl > len || len - shl < (size_t)r->in.tag) goto malformed;
+    if (rd32(p + 8) != r->expect_ssrc) return 0;
+    size_t end = len - (size_t)r->in.tag;
+    uint16_t sseq = rd16(p + 2);
+    uint32_t roc = estimate_roc((uint32_t)(r->in_highest >> 16), (uint16_t)(r->in_highest & 0xffff), sseq);
+    index = ((int64_t)roc << 16) | sseq;
+    uint8_t mac[20];
+    srtp_mac(&r->in, p, end, roc, mac);
+    if (CRYPTO_memcmp(mac, p + end, (size_t)r->in.tag) != 0) {
+      r->d_auth++;
+      return 1;
+    }
+    if (index <= r->in_highest) {
+      int64_t back = r->in_highest - index;
+      if (back >= r->in_window || ((r->in_bits >> back) & 1)) {
+        r->d_replay++;
+        return 1;
+      }
+    }
+    authed = 1;
+    memcpy(e->dec, p, shl);
+    if (!aes_cm(e, &r->in, r->expect_ssrc, roc, sseq, p + shl, end - shl, e->dec + shl)) return 0;
+    p = e->dec;
+    len = end;
+  }
   if (len < 12 || (p[0] >> 6) != 2) goto malformed;
   size_t hl = 12 + (size_t)(p[0] & 0x0f) * 4;
   if (p[0] & 0x10) {
@@ -371,7 +506,8 @@ static int forward(fp_env *e, fp_socket *s, const uint8_t *p, size_t len, const 
     if (out_pt < 0) return 0;
   }
   fp_socket *d = lookup(e, r->dest);
-  if (!d || d->fd < 0 || pl > SLOT - 12) return 0;
+  if (!d || d->fd < 0 || pl + 12 + (size_t)r->out.tag > SLOT) return 0;
+  if (srtp_in) window_accept(r, index);
 
   uint32_t ts = rd32(p + 4);
   double now = now_ms();
@@ -403,9 +539,26 @@ static int forward(fp_env *e, fp_socket *s, const uint8_t *p, size_t len, const 
   wr32(o->buf + 4, ots);
   wr32(o->buf + 8, r->ssrc);
   memcpy(o->buf + 12, p + hl, pl);
+  if (r->out.tag) {
+    /* As SrtpSendContext.protectRtp: the ROC follows the SEQs sent. */
+    uint32_t roc = estimate_roc(r->out_roc, r->out_last_seq, oseq);
+    if ((((int64_t)roc << 16) | oseq) > (((int64_t)r->out_roc << 16) | r->out_last_seq)) {
+      r->out_roc = roc;
+      r->out_last_seq = oseq;
+    }
+    uint8_t mac[20];
+    if (!aes_cm(e, &r->out, r->ssrc, roc, oseq, o->buf + 12, pl, o->buf + 12)) {
+      e->sq_n--; /* cannot happen (lengths checked above); never send it in clear */
+      return 1;
+    }
+    srtp_mac(&r->out, o->buf, 12 + pl, roc, mac);
+    memcpy(o->buf + 12 + pl, mac, (size_t)r->out.tag);
+    o->len = (uint16_t)(o->len + r->out.tag);
+  }
   set_dest(o, d, &r->to, r->to_len);
   return 1;
 malformed:
+  if (authed) window_accept(r, index); /* authenticated, then malformed: as JS */
   r->d_malformed++;
   return 1;
 }
@@ -689,7 +842,18 @@ static void write_state(fp_rule *r, double *f) {
   f[F_LAST_AT] = r->last_at;
   f[F_D_RESTARTS] = r->d_restarts;
   f[F_D_FORWARDED] = r->d_forwarded;
+  f[F_IN_ROC] = (double)(uint32_t)(r->in_highest >> 16);
+  f[F_IN_HIGHEST_SEQ] = (double)(r->in_highest & 0xffff);
+  f[F_IN_WINDOW] = r->in_window;
+  unsigned __int128 bits = r->in_bits;
+  if (r->in_window < MAX_WINDOW) bits &= ((unsigned __int128)1 << r->in_window) - 1;
+  for (int w = 0; w < 4; w++) f[F_IN_W0 + w] = (double)(uint32_t)(bits >> (32 * w));
+  f[F_OUT_ROC] = r->out_roc;
+  f[F_OUT_LAST_SEQ] = r->out_last_seq;
+  f[F_D_AUTH_FAILURES] = r->d_auth;
+  f[F_D_REPLAYS] = r->d_replay;
   r->d_in = r->d_bytes_in = r->d_out = r->d_bytes_out = r->d_malformed = r->d_restarts = r->d_forwarded = 0;
+  r->d_auth = r->d_replay = 0;
 }
 
 static int u32_field(double v, uint32_t *out) {
@@ -698,12 +862,54 @@ static int u32_field(double v, uint32_t *out) {
   return 1;
 }
 
+/* HMAC-SHA1 pad states of a 20-byte key (RFC 2104). */
+static void hmac_pads(fp_srtp *k, const uint8_t key[20]) {
+  uint8_t pad[64];
+  memset(pad, 0x36, sizeof pad);
+  for (int i = 0; i < 20; i++) pad[i] ^= key[i];
+  SHA1_Init(&k->ipad);
+  SHA1_Update(&k->ipad, pad, 64);
+  memset(pad, 0x5c, sizeof pad);
+  for (int i = 0; i < 20; i++) pad[i] ^= key[i];
+  SHA1_Init(&k->opad);
+  SHA1_Update(&k->opad, pad, 64);
+  OPENSSL_cleanse(pad, sizeof pad);
+}
+
+/* One direction's keys from the key block at `at` (enc key 16, salt 14, auth key 20). */
+static int srtp_keys(fp_srtp *k, int tag, EVP_CIPHER_CTX **ctx, const uint8_t *b) {
+  if (tag == 0) return 1;
+  if (tag != 4 && tag != 10) return 0;
+  if (!*ctx && !(*ctx = EVP_CIPHER_CTX_new())) return 0;
+  if (EVP_EncryptInit_ex(*ctx, EVP_aes_128_ecb(), NULL, b, NULL) != 1 || EVP_CIPHER_CTX_set_padding(*ctx, 0) != 1) return 0;
+  k->tag = tag;
+  k->aes = *ctx;
+  memcpy(k->salt, b + 16, 14);
+  hmac_pads(k, b + 30);
+  return 1;
+}
+
+static void wipe_rule(fp_rule *r) {
+  OPENSSL_cleanse(&r->in, sizeof r->in);
+  OPENSSL_cleanse(&r->out, sizeof r->out);
+}
+
 /*
  * setRule(src, dest, state: Float64Array, toAddress, toPort, acceptAddress, acceptPort (-1: any),
- *         ptMap: Int32Array(128) (-1: to JS)) -> true, or false when a field is out of range.
+ *         ptMap: Int32Array(128) (-1: to JS), srtp?: Uint8Array(K_BYTES) | null)
+ *   -> true, or false when a field is out of range.
+ * srtp: [in tag, out tag (0: plain; 4 or 10)], then the session keys of the source's receive
+ * side and of the destination's send side (AES key 16, salt 14, HMAC key 20 each).
  */
 static napi_value js_set_rule(napi_env env, napi_callback_info info) {
-  ARGS(8)
+  size_t argc = 9;
+  napi_value argv[9];
+  fp_env *e = get_env(env);
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  if (!e || argc < 8) {
+    throw_type(env, "rtp-fastpath: missing arguments");
+    return NULL;
+  }
   uint32_t hs, hd, to_port;
   int32_t accept_port;
   fp_socket *s, *d;
@@ -751,8 +957,39 @@ static napi_value js_set_rule(napi_env env, napi_callback_info info) {
   r.transit = r.has_transit ? (int32_t)f[F_TRANSIT] : 0;
   r.jitter = f[F_JITTER];
   r.clock = f[F_CLOCK];
+  napi_valuetype kt = napi_undefined;
+  if (argc >= 9) napi_typeof(env, argv[8], &kt);
+  if (kt != napi_undefined && kt != napi_null) {
+    const uint8_t *k;
+    size_t klen;
+    if (napi_get_typedarray_info(env, argv[8], &type, &klen, (void **)&k, &ab, &off) != napi_ok || type != napi_uint8_array || klen < K_BYTES) return boolean(env, 0);
+    uint32_t roc, hseq, win, out_roc, out_last;
+    if (k[K_IN_TAG]) {
+      if (!u32_field(f[F_IN_ROC], &roc) || !u32_field(f[F_IN_HIGHEST_SEQ], &hseq) || hseq > 0xffff || !u32_field(f[F_IN_WINDOW], &win) || win < 1 || win > MAX_WINDOW) return boolean(env, 0);
+      r.in_highest = ((int64_t)roc << 16) | hseq;
+      r.in_window = (int)win;
+      for (int w = 0; w < 4; w++) {
+        uint32_t word;
+        if (!u32_field(f[F_IN_W0 + w], &word)) return boolean(env, 0);
+        r.in_bits |= (unsigned __int128)word << (32 * w);
+      }
+      r.in_bits |= 1; /* the highest index itself was accepted */
+    }
+    if (k[K_OUT_TAG]) {
+      if (!u32_field(f[F_OUT_ROC], &out_roc) || !u32_field(f[F_OUT_LAST_SEQ], &out_last) || out_last > 0xffff) return boolean(env, 0);
+      r.out_roc = out_roc;
+      r.out_last_seq = (uint16_t)out_last;
+    }
+    if (!srtp_keys(&r.in, k[K_IN_TAG], &s->aes_in, k + K_IN) || !srtp_keys(&r.out, k[K_OUT_TAG], &s->aes_out, k + K_OUT)) {
+      wipe_rule(&r);
+      return boolean(env, 0);
+    }
+  }
   r.active = 1;
+  wipe_rule(&s->rule);
   s->rule = r;
+  s->held = 1;
+  wipe_rule(&r);
   return boolean(env, 1);
 }
 
@@ -762,9 +999,13 @@ static napi_value rule_out(napi_env env, napi_callback_info info, int take) {
   uint32_t h;
   fp_socket *s;
   double *f;
-  if (!arg_u32(env, argv[0], &h) || !(s = lookup(e, h)) || !get_f64(env, argv[1], &f) || !s->rule.active) return boolean(env, 0);
+  if (!arg_u32(env, argv[0], &h) || !(s = lookup(e, h)) || !get_f64(env, argv[1], &f) || !s->held) return boolean(env, 0);
   write_state(&s->rule, f);
-  if (take) s->rule.active = 0;
+  if (take) {
+    s->rule.active = 0;
+    s->held = 0;
+    wipe_rule(&s->rule);
+  }
   return boolean(env, 1);
 }
 static napi_value js_take_rule(napi_env env, napi_callback_info info) { return rule_out(env, info, 1); }
@@ -813,6 +1054,9 @@ static void maybe_free(fp_env *e) {
 static void on_closed(uv_handle_t *h) {
   fp_socket *s = (fp_socket *)h;
   fp_env *e = s->env;
+  wipe_rule(&s->rule);
+  EVP_CIPHER_CTX_free(s->aes_in);
+  EVP_CIPHER_CTX_free(s->aes_out);
   free(s);
   e->open_handles--;
   maybe_free(e);
