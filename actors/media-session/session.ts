@@ -54,6 +54,8 @@ interface Target {
 
 const ok = (result: Record<string, unknown> = {}): CommandOutcome => ({ ok: true, result });
 const fail = (code: Extract<CommandOutcome, { ok: false }>['code'], message: string): CommandOutcome => ({ ok: false, code, message });
+/** Packets kept for a transferred endpoint while its target adopts it (1 s of a 20 ms stream). */
+const MAX_HELD_IN_TRANSFER = 50;
 
 export class Session implements RtpHost {
   readonly endpoints = new Map<string, Endpoint>();
@@ -239,8 +241,17 @@ export class Session implements RtpHost {
     this.detach(ep);
     const snapshot = ep.snapshot();
     const sockets = ep.sockets;
+    // In flight: packets that arrive while the target adopts the endpoint are kept (copied: a
+    // native batch's buffer is reused) and handed to whoever owns the sockets afterwards, so a
+    // transfer loses none even when the round trip to the target takes several packet times.
+    const held: Array<[Buffer, string, number, boolean]> = [];
+    const replay = () => {
+      for (const [data, address, port, rtcp] of held.splice(0)) sockets?.onPacket(data, address, port, rtcp);
+    };
     if (sockets) {
-      sockets.onPacket = () => undefined; // in flight: the packets of these milliseconds are dropped
+      sockets.onPacket = (data, address, port, rtcp) => {
+        if (held.length < MAX_HELD_IN_TRANSFER) held.push([Buffer.from(data), address, port, rtcp]);
+      };
       shelf.set(id, sockets);
     }
     let answer: CommandOutcome;
@@ -256,6 +267,7 @@ export class Session implements RtpHost {
       const back = new RtpEndpoint(id, this, snapshot, mine ? sockets : null);
       markReported(back, back.counters);
       this.add(back);
+      replay();
       transfers.inc({ outcome: 'failed' });
       return fail('TRANSFER_FAILED', `${answer.message}; the endpoint stays in this session`);
     }
@@ -264,6 +276,8 @@ export class Session implements RtpHost {
       this.relays.set(id, { sockets, target: targetActor });
       sockets.onPacket = (data, address, port, rtcp) => this.env.relayIn(this.relays.get(id)!.target, id, data, address, port, rtcp);
     }
+    // Same thread: the target took the sockets and set their handler; elsewhere: the relay's.
+    replay();
     transfers.inc({ outcome: this.relays.has(id) ? 'relayed' : 'same-thread' });
     this.env.emit('endpoint.transferred_out', { endpoint_id: id, target_session_id: targetSessionId });
     return ok({ endpoint_id: id, target_session_id: targetSessionId });
