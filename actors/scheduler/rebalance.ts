@@ -37,7 +37,7 @@ export function newRebalance(p: { deadband: number; maxMoves: number | null; con
   };
 }
 
-export function rebalanceView(mt: Maint, r: RebalanceState | null): RebalanceProgress & { lastBatch: RebalanceState['lastBatch'] } {
+export function rebalanceView(mt: Maint, r: RebalanceState | null): RebalanceProgress {
   const s = r ?? newRebalance({ deadband: 0, maxMoves: null, concurrency: 0 }, 0);
   let bytesToMove = s.bytesToMove;
   let targetFill = s.targetFill;

@@ -95,6 +95,8 @@ export interface RebalanceProgress extends RebalanceCounters {
   /** how the last job ended: completed, cancelled, maxMoves */
   lastOutcome: string | null;
   finishedAt: string | null;
+  /** the last batch: how many moves, at what concurrency (a retune shows here); null before the first */
+  lastBatch: { size: number; concurrency: number } | null;
 }
 
 export interface DrainProgress {

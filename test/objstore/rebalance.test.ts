@@ -12,37 +12,14 @@ import anyTest, { type ExecutionContext, type TestFn } from 'ava';
 import { withLoopDevices } from '../helpers/loop.js';
 import { FileScope, startStore, type Store } from './harness.js';
 import { api, assertAllExact, assertDisksMatchRecords, putObjects, records, settled, waitFor, type ObjectRecordView } from './maint.js';
+import type { RebalanceProgress } from '../../protocols/objstore/maintenance.js';
 
 const test = anyTest as TestFn<{ store: Store; bodies: Map<string, Buffer>; bigPaths: string[]; kinds: { data: number; parity: number } }>;
 const scope = new FileScope();
 const MiB = 1024 * 1024;
 
-interface Progress {
-  running: boolean;
-  concurrency: number;
-  targetFill: number;
-  deadband: number;
-  bytesToMove: number;
-  bytesMoved: number;
-  bytesPerSec: number;
-  etaSeconds: number;
-  sourceVolumeIds: number[];
-  currentSourceVolumeId: number | null;
-  currentMinObjectSize: number;
-  startedAt: string | null;
-  moves: number;
-  copied: number;
-  reconstructed: number;
-  noDest: number;
-  unrecoverable: number;
-  sourceDeleteFailed: number;
-  duplicateRefs: number;
-  maxMoves: number | null;
-  pausedBy: string | null;
-  lastOutcome: string | null;
-  finishedAt: string | null;
-  lastBatch: { size: number; concurrency: number } | null;
-}
+/** GET /$/rebalance, as the protocol declares it. */
+type Progress = RebalanceProgress;
 
 interface ErrorBody {
   error: { code: string; message: string };

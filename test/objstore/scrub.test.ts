@@ -12,40 +12,14 @@ import anyTest, { type TestFn } from 'ava';
 import { startFaultyDisk, type FaultyDisk } from '../helpers/faulty-disk.js';
 import { withLoopDevices } from '../helpers/loop.js';
 import { FileScope, keptStateDir, startStore, type Store } from './harness.js';
+import type { VerifyErrors, VerifyProgress, VerifyRun } from '../../protocols/objstore/maintenance.js';
+import type { VerifyStartReply } from '../../actors/scheduler/messages.js';
 import { api, flipByte, rewrite, assertAllExact, putObjects, records, waitFor, type ObjectRecordView } from './maint.js';
 
-interface Errors {
-  missing: number;
-  badHeader: number;
-  checksum: number;
-  unreadable: number;
-  timeout: number;
-  parityMismatch: number;
-  md5Mismatch: number;
-}
-interface Run {
-  id: string;
-  trigger: { kind: string };
-  mode: 'light' | 'full';
-  volumeIds: number[] | null;
-  status: 'running' | 'completed' | 'stopped';
-  requestedAt: string;
-  startedAt: string | null;
-  finishedAt: string | null;
-  objectsChecked: number;
-  errors: Errors;
-}
-interface Progress {
-  running: boolean;
-  run: Run | null;
-  objectsTotal: number;
-  percent: number;
-}
-interface Start {
-  startedAt: string;
-  accepted: boolean;
-  deferred?: boolean;
-}
+type Errors = VerifyErrors;
+type Run = VerifyRun;
+type Progress = VerifyProgress;
+type Start = VerifyStartReply;
 interface Fault {
   objectId: string;
   sliceIndex: number;

@@ -12,8 +12,6 @@ export interface EncodeTask {
   shardSize: number;
   /** k shards back to back (k * shardSize bytes) */
   data: ArrayBuffer;
-  /** optional: m * shardSize bytes to write the parity into (moved in and back), instead of a new buffer */
-  parity?: ArrayBuffer;
 }
 /** Returns { data, parity }: the data buffer handed back, and m parity shards back to back. */
 export interface EncodeResult {
@@ -167,11 +165,8 @@ export async function encodeInto(k: number, m: number, shardSize: number, data: 
 export async function encode(task: EncodeTask): Promise<EncodeResult> {
   const { k, m, shardSize } = checkGeometry('encode', task);
   const data = checkBuffer('encode', 'data', task.data, k * shardSize, `k * shardSize = ${k} * ${shardSize}`);
-  const parity = task.parity === undefined ? new ArrayBuffer(m * shardSize) : checkBuffer('encode', 'parity', task.parity, m * shardSize, `m * shardSize = ${m} * ${shardSize}`);
-  if (m > 0) {
-    const targets = ((1 << m) - 1) << k;
-    await run(contextFor(k, m), (1 << k) - 1, targets, Buffer.from(data), Buffer.from(parity));
-  }
+  const parity = new ArrayBuffer(m * shardSize);
+  await encodeInto(k, m, shardSize, new Uint8Array(data), new Uint8Array(parity));
   return movable({ data, parity }, [data, parity]);
 }
 
