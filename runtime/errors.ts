@@ -2,6 +2,7 @@
  * Errors that cross actor boundaries. They travel as plain data (WireError) and are
  * rebuilt as ActorError on the requesting side, so `instanceof` and `code` work everywhere.
  */
+import type { CodeOf, Protocol } from './actor/protocol.js';
 
 export type ActorErrorCode =
   /** The request got no reply before its deadline. */
@@ -57,15 +58,26 @@ export class ActorError extends Error {
  * Thrown by a handler to refuse a request without crashing the actor. The requester
  * receives an ActorError with code REPLY_ERROR and `appCode` set to `code`.
  */
-export class ReplyError extends Error {
-  readonly code: string;
+export class ReplyError<C extends string = string> extends Error {
+  readonly code: C;
   readonly details: unknown;
-  constructor(code: string, message: string, details?: unknown) {
+  constructor(code: C, message: string, details?: unknown) {
     super(message);
     this.name = 'ReplyError';
     this.code = code;
     this.details = details;
   }
+}
+
+/**
+ * The refusal code of a rejected request, typed by the receiver's protocol: `'READ_ONLY'` when
+ * the volume actor refused with that code, null for any other failure (a crash, a time-out, a
+ * stopped actor, a non-actor error). Comparing it with a code the protocol does not declare is a
+ * compile error.
+ */
+export function refusalOf<P extends Protocol>(err: unknown): CodeOf<P> | null {
+  if (err instanceof ActorError && err.code === 'REPLY_ERROR' && typeof err.appCode === 'string') return err.appCode as CodeOf<P>;
+  return null;
 }
 
 /** Describe any thrown value as a short string, for logs and crash reports. */

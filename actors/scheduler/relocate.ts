@@ -19,7 +19,6 @@
 import { createHash, type Hash } from 'node:crypto';
 import type { ObjectRecord } from '../../protocols/objstore/headers.js';
 import { dataChunkLength, geometry, parityChunkLength, sliceSize, type Geometry } from '../../protocols/objstore/stripes.js';
-import type { EncodeResult, ReconstructResult } from '../../workers/tasks/erasure.js';
 import type { MoveRecord } from '../objstore/metadata.js';
 import type { StoreContext } from '../objstore/store/context.js';
 import { readSliceChunks } from '../objstore/store/get.js';
@@ -292,7 +291,7 @@ async function streamSlices(
           if (missingData.length === 0) {
             const data = new Uint8Array(k * shard);
             for (let i = 0; i < k; i++) data.set(slices[i]![s - first]!.subarray(0, dataChunkLength(g, s, i)), i * shard);
-            const r = await store.runTask<EncodeResult>('encode', { k, m, shardSize: shard, data: data.buffer }, [data.buffer]);
+            const r = await store.runTask('encode', { k, m, shardSize: shard, data: data.buffer }, [data.buffer]);
             const full = new Uint8Array((k + m) * shard);
             full.set(new Uint8Array(r.data), 0);
             full.set(new Uint8Array(r.parity), k * shard);
@@ -300,7 +299,7 @@ async function streamSlices(
           } else {
             const shards = new Uint8Array((k + m) * shard);
             for (const i of present) shards.set(slices[i]![s - first]!.subarray(0, shard), i * shard);
-            const r = await store.runTask<ReconstructResult>('reconstruct', { k, m, shardSize: shard, shards: shards.buffer, present, wanted: rebuild }, [shards.buffer]);
+            const r = await store.runTask('reconstruct', { k, m, shardSize: shard, shards: shards.buffer, present, wanted: rebuild }, [shards.buffer]);
             result = new Uint8Array(r.shards);
           }
           rebuild.forEach((i, x) => out[x]!.push(result.subarray(i * shard, i * shard + (i < k ? dataChunkLength(g, s, i) : shard))));

@@ -4,7 +4,10 @@
  *
  *   export type CounterMsg = { type: 'inc'; by: number } | { type: 'get' };
  *   export interface CounterReplies { get: number }
- *   export type CounterProtocol = Protocol<CounterMsg, CounterReplies>;
+ *   export type CounterProtocol = Protocol<CounterMsg, CounterReplies, 'TOO_BIG'>;
+ *
+ * The third parameter names the codes the actor refuses requests with (its ReplyErrors): a
+ * sender reads them from a rejection with `refusalOf<CounterProtocol>(err)`, typed.
  *
  * Senders import only these types, never the actor.
  */
@@ -13,9 +16,11 @@ export interface Message {
   type: string;
 }
 
-export interface Protocol<M extends Message = Message, R = {}> {
+export interface Protocol<M extends Message = Message, R = {}, C extends string = string> {
   msg: M;
   replies: R;
+  /** The refusal codes (ReplyError codes) of the receiver. Types only: never present at run time. */
+  codes?: C;
 }
 
 export type MsgOf<P extends Protocol> = P['msg'];
@@ -24,6 +29,8 @@ export type MsgType<P extends Protocol> = P['msg']['type'];
 export type RequestType<P extends Protocol> = MsgType<P> & keyof P['replies'];
 export type MsgOfType<P extends Protocol, T extends string> = Extract<P['msg'], { type: T }>;
 export type ReplyOf<P extends Protocol, T extends RequestType<P>> = P['replies'][T];
+/** The refusal codes a receiver declares (string when it declares none). */
+export type CodeOf<P extends Protocol> = NonNullable<P['codes']>;
 
 export interface SendOptions {
   /** ArrayBuffers (or MessagePorts) to move, not copy. The sender's buffers are detached. */

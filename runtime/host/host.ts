@@ -28,7 +28,7 @@ interface Queued {
 interface Slot {
   req: SpawnRequest;
   /** null while its module loads. */
-  def: ActorDefinition<Protocol, unknown, unknown> | null;
+  def: ActorDefinition<Protocol, unknown, unknown, unknown> | null;
   /** `starting`: its module loads, then init runs; messages wait in the queue until it is done. */
   status: 'starting' | 'running' | 'crashed' | 'stopping';
   instance: ActorInstance | null;
@@ -91,7 +91,7 @@ export class Host {
     // while its module loads, instead of bouncing them as if it did not exist.
     const slot: Slot = { req, def: null, status: 'starting', instance: null, queue: [], busy: 0, ending: Promise.resolve() };
     this.slots.set(req.id, slot);
-    let def: ActorDefinition<Protocol, unknown, unknown>;
+    let def: ActorDefinition<Protocol, unknown, unknown, unknown>;
     try {
       def = await loadDefinition(req.module);
     } catch (err) {
@@ -196,8 +196,10 @@ export class Host {
     if (env.k === 'req') inst.inflight.set(env.rid, reply);
     const end = km.handler.startTimer();
     try {
-      const result: unknown = await inst.run(() => handler(env.body, inst.ctx));
+      const result: unknown = await inst.run(() => handler(env.body, inst.ctx, inst.live));
       end();
+      if (inst.ended) return;
+      await inst.persistAfterHandler();
       if (inst.ended) return;
       km.ok.inc();
       if (env.k === 'req') {
@@ -210,6 +212,15 @@ export class Host {
       if (inst.ended) return;
       if (err instanceof ReplyError) {
         km.replyError.inc();
+        try {
+          await inst.persistAfterHandler();
+        } catch (saveErr) {
+          if (inst.ended) return;
+          km.crash.inc();
+          this.crash(inst, 'handler', saveErr);
+          return;
+        }
+        if (inst.ended) return;
         if (env.k === 'req') {
           inst.inflight.delete(env.rid);
           reply({ k: 'rep', rid: env.rid, ok: false, error: { code: 'REPLY_ERROR', message: err.message, appCode: err.code, details: err.details } });
@@ -270,9 +281,9 @@ export class Host {
   }
 }
 
-async function loadDefinition(module: string): Promise<ActorDefinition<Protocol, unknown, unknown>> {
+async function loadDefinition(module: string): Promise<ActorDefinition<Protocol, unknown, unknown, unknown>> {
   const url = module.startsWith('file:') ? module : pathToFileURL(module).href;
-  const mod = (await import(url)) as { default?: ActorDefinition<Protocol, unknown, unknown> };
+  const mod = (await import(url)) as { default?: ActorDefinition<Protocol, unknown, unknown, unknown> };
   const def = mod.default;
   if (!def || typeof def.kind !== 'string' || typeof def.handlers !== 'object' || typeof def.init !== 'function') {
     throw new Error(`module ${module} has no actor definition as its default export`);

@@ -1,6 +1,11 @@
 /**
- * One running incarnation of an actor: its context, its timers and clean-ups, and the
- * requests it is handling. A restart makes a new ActorInstance; the old one is ended first.
+ * One running incarnation of an actor: its context, its live resources, its timers and
+ * clean-ups, and the requests it is handling. A restart makes a new ActorInstance; the old one
+ * is ended first.
+ *
+ * Ending is one cascade, run once whatever the reason (stop, crash, restart, shutdown): abort
+ * the signal, clear the timers, onStop, close the live resources (the definition's `close`, or
+ * `live.close()`), then the clean-ups in reverse order of registration.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Logger } from 'pino';
@@ -27,16 +32,20 @@ export type ReplyFn = (rep: Reply, transfer?: Transferable[]) => void;
 
 export class ActorInstance {
   readonly id: string;
-  readonly def: ActorDefinition<Protocol, unknown, unknown>;
+  readonly def: ActorDefinition<Protocol, unknown, unknown, unknown>;
   readonly ctx: ActorContext<unknown, unknown>;
+  /** What `open` made; undefined until it finished (or for an actor without `open`). */
+  live: unknown = undefined;
   ended = false;
+  /** `open` while it runs: ending waits for it, so what it makes is closed too. */
+  private opening: Promise<unknown> | null = null;
   /** Requests being handled now, so a crash can fail them at once. */
   readonly inflight = new Map<number, ReplyFn>();
   private readonly abort = new AbortController();
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly cleanups: Array<() => void | Promise<void>> = [];
 
-  constructor(id: string, def: ActorDefinition<Protocol, unknown, unknown>, args: unknown, supervisor: string, deps: InstanceDeps) {
+  constructor(id: string, def: ActorDefinition<Protocol, unknown, unknown, unknown>, args: unknown, supervisor: string, deps: InstanceDeps) {
     this.id = id;
     this.def = def;
     const self = this;
@@ -81,8 +90,22 @@ export class ActorInstance {
     return currentInstance.run(this, fn);
   }
 
+  /** init (the plain state), then open (the live resources). */
   async init(restored: unknown): Promise<void> {
     this.ctx.state = await this.run(() => this.def.init(this.ctx, restored));
+    const open = this.def.open;
+    if (!open || this.ended) return;
+    this.opening = this.run(async () => open(this.ctx));
+    try {
+      this.live = await this.opening;
+    } finally {
+      this.opening = null;
+    }
+  }
+
+  /** Save ctx.state if the definition asks the runtime to after each handler. */
+  async persistAfterHandler(): Promise<void> {
+    if (this.def.persist === 'after-handler' && !this.ended) await this.ctx.checkpoint();
   }
 
   /**
@@ -96,11 +119,20 @@ export class ActorInstance {
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
     const work = (async () => {
+      if (this.opening) {
+        // Stopped while open runs: wait for it, so what it makes is closed below.
+        try {
+          this.live = await this.opening;
+        } catch {
+          // open failed: the start already counts as a crash; nothing to close.
+        }
+      }
       try {
-        if (this.def.onStop) await this.run(() => this.def.onStop!(this.ctx, reason));
+        if (this.def.onStop) await this.run(() => this.def.onStop!(this.ctx, reason, this.live));
       } catch (err) {
         this.ctx.log.error({ err: describeError(err) }, 'onStop failed');
       }
+      await this.closeLive(reason);
       for (const fn of this.cleanups.reverse()) {
         try {
           await fn();
@@ -117,5 +149,17 @@ export class ActorInstance {
     clearTimeout(timer);
     if (!clean) this.ctx.log.warn({ deadlineMs, reason }, 'stop deadline passed; instance abandoned');
     return clean;
+  }
+
+  private async closeLive(reason: StopReason): Promise<void> {
+    const live = this.live;
+    if (live === undefined || live === null) return;
+    this.live = undefined;
+    try {
+      if (this.def.close) await this.run(() => this.def.close!(live, this.ctx, reason));
+      else if (typeof (live as { close?: unknown }).close === 'function') await this.run(() => (live as { close(): unknown }).close());
+    } catch (err) {
+      this.ctx.log.error({ err: describeError(err) }, 'closing live resources failed');
+    }
   }
 }

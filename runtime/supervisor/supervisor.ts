@@ -20,7 +20,8 @@ export interface SupervisorServices {
   startActor(spec: ChildSpec, supervisor: Supervisor): Promise<void>;
   /** Start a new instance of a crashed actor (spawned anew if it has no place any more). */
   restartActor(spec: ChildSpec, supervisor: Supervisor): Promise<void>;
-  stopActor(id: string, deadlineMs: number): Promise<boolean>;
+  /** `stopped`: removed for good (removeChild); `shutdown`: the tree is stopping (shutdown, escalation). */
+  stopActor(id: string, deadlineMs: number, reason: 'stopped' | 'shutdown'): Promise<boolean>;
   register(sup: Supervisor): void;
   unregister(sup: Supervisor): void;
   /** The root gave up: the whole system must stop. */
@@ -170,18 +171,18 @@ export class Supervisor {
   async removeChild(id: string): Promise<void> {
     const child = this.children.get(id);
     if (!child) return;
-    await this.stopChild(child);
+    await this.stopChild(child, 'stopped');
     this.children.delete(id);
   }
 
-  private stopChild(child: Child): Promise<void> {
+  private stopChild(child: Child, reason: 'stopped' | 'shutdown' = 'shutdown'): Promise<void> {
     if (child.timer) clearTimeout(child.timer);
     child.timer = null;
-    child.stopping ??= this.stopChildNow(child);
+    child.stopping ??= this.stopChildNow(child, reason);
     return child.stopping;
   }
 
-  private async stopChildNow(child: Child): Promise<void> {
+  private async stopChildNow(child: Child, reason: 'stopped' | 'shutdown'): Promise<void> {
     // 'stopped' first: no crash report schedules another restart from now on; then let a
     // restart in progress finish, so the stop is not raced by a new instance coming up.
     child.status = 'stopped';
@@ -189,7 +190,7 @@ export class Supervisor {
     const started = Date.now();
     let clean = true;
     if (child.node) await child.node.stop();
-    else if (!isSupervisorSpec(child.spec)) clean = await this.sys.stopActor(child.spec.id, child.spec.shutdownMs ?? DEFAULT_SHUTDOWN_MS);
+    else if (!isSupervisorSpec(child.spec)) clean = await this.sys.stopActor(child.spec.id, child.spec.shutdownMs ?? DEFAULT_SHUTDOWN_MS, reason);
     this.sys.emit({ type: 'child-stopped', supervisor: this.id, id: child.spec.id, clean, ms: Date.now() - started, at: Date.now() });
   }
 

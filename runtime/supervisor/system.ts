@@ -3,6 +3,7 @@
  * threads, the directory of where each actor runs, the main thread's router, the CPU pool,
  * and the merged Prometheus metrics of every thread.
  */
+import type { TaskArg, TaskName, TaskResult } from '../actor/tasks.js';
 import { availableParallelism } from 'node:os';
 import { MessageChannel } from 'node:worker_threads';
 import * as Comlink from 'comlink';
@@ -134,8 +135,8 @@ export class ActorSystem {
     return this.threads.all().map((t) => ({ threadId: t.threadId, group: t.group, actors: [...t.actors] }));
   }
 
-  runTask<R = unknown>(name: string, arg: unknown, transfer: ArrayBuffer[] = []): Promise<R> {
-    return this.pool.run<R>(name, arg, transfer);
+  runTask<N extends TaskName>(name: N, arg: TaskArg<N>, transfer: ArrayBuffer[] = []): Promise<TaskResult<N>> {
+    return this.pool.run<TaskResult<N>>(name, arg, transfer);
   }
 
   /** Prometheus text of every thread, merged. */
@@ -182,7 +183,7 @@ export class ActorSystem {
       },
       startActor: (spec, sup) => this.startActor(spec, sup),
       restartActor: (spec, sup) => this.restartActor(spec, sup),
-      stopActor: (id, deadlineMs) => this.stopActor(id, deadlineMs),
+      stopActor: (id, deadlineMs, reason) => this.stopActor(id, deadlineMs, reason),
       register: (sup) => this.supervisors.set(sup.id, sup),
       unregister: (sup) => {
         if (this.supervisors.get(sup.id) === sup) this.supervisors.delete(sup.id);
@@ -255,7 +256,7 @@ export class ActorSystem {
     await this.startActor(entry.spec, entry.supervisor);
   }
 
-  private async stopActor(id: string, deadlineMs: number): Promise<boolean> {
+  private async stopActor(id: string, deadlineMs: number, reason: 'stopped' | 'shutdown'): Promise<boolean> {
     const entry = this.directory.get(id);
     if (!entry) return true;
     const thread = this.threads.get(entry.threadId);
@@ -263,7 +264,7 @@ export class ActorSystem {
     if (thread?.alive) {
       let timer: NodeJS.Timeout | undefined;
       const hung = new Promise<{ clean: boolean } | 'hung'>((r) => (timer = setTimeout(() => r('hung'), deadlineMs + 1000)));
-      const res = await Promise.race([thread.api.stop(id, 'shutdown', deadlineMs), hung]).catch(() => ({ clean: false }));
+      const res = await Promise.race([thread.api.stop(id, reason, deadlineMs), hung]).catch(() => ({ clean: false }));
       clearTimeout(timer);
       if (res === 'hung') {
         // The thread does not answer at all (blocked): it is dead to us.

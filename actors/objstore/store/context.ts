@@ -1,6 +1,6 @@
 /** What the data path needs from the object store actor. */
 import type { Logger } from 'pino';
-import type { ActorRef } from '../../../runtime/index.js';
+import type { ActorRef, TaskArg, TaskName, TaskResult } from '../../../runtime/index.js';
 import type { VolumeProtocol } from '../../volume/messages.js';
 import type { StripeCoderProtocol } from '../../stripe-coder/messages.js';
 import type { Metadata } from '../metadata.js';
@@ -23,7 +23,7 @@ export interface StoreContext {
   volume(id: number): ActorRef<VolumeProtocol> | null;
   /** Volumes that take new slices now, with their free space. */
   writable(): Array<{ id: number; bytesFree: number }>;
-  runTask<R>(name: string, arg: unknown, transfer?: ArrayBuffer[]): Promise<R>;
+  runTask<N extends TaskName>(name: N, arg: TaskArg<N>, transfer?: ArrayBuffer[]): Promise<TaskResult<N>>;
   /** The stripe coder a new PUT is pinned to (its MD5 and parity: actors/stripe-coder). */
   stripeCoder(): ActorRef<StripeCoderProtocol>;
   /** Paths with a PUT in progress (a second PUT to one of them is refused at once). */

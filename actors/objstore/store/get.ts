@@ -8,7 +8,6 @@
 import type { ObjectRecord } from '../../../protocols/objstore/headers.js';
 import { dataChunkLength, geometry, parityChunkLength, stripeOffset, stripeRange, type Geometry } from '../../../protocols/objstore/stripes.js';
 import { ActorError } from '../../../runtime/index.js';
-import type { ReconstructResult } from '../../../workers/tasks/erasure.js';
 import type { ReadReply } from '../../volume/messages.js';
 import { StoreError, type StoreContext } from './context.js';
 import { ReadBudget } from './read-budget.js';
@@ -211,7 +210,7 @@ export class ObjectReader {
       const shard = parityChunkLength(this.g, s);
       const shards = new Uint8Array((k + m) * shard);
       for (const i of present) shards.set(all[i]![s - batch.first]!.subarray(0, shard), i * shard);
-      const r = await this.ctx.runTask<ReconstructResult>('reconstruct', { k, m, shardSize: shard, shards: shards.buffer, present, wanted: missing }, [shards.buffer]);
+      const r = await this.ctx.runTask('reconstruct', { k, m, shardSize: shard, shards: shards.buffer, present, wanted: missing }, [shards.buffer]);
       const out = new Uint8Array(r.shards);
       missing.forEach((i, n) => rebuilt[n]!.push(out.subarray(i * shard, i * shard + dataChunkLength(this.g, s, i))));
     }

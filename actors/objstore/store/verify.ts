@@ -14,7 +14,6 @@ import { createHash } from 'node:crypto';
 import type { ObjectRecord } from '../../../protocols/objstore/headers.js';
 import { dataChunkLength, geometry, parityChunkLength, sliceSize } from '../../../protocols/objstore/stripes.js';
 import { ActorError } from '../../../runtime/index.js';
-import type { EncodeResult } from '../../../workers/tasks/erasure.js';
 import { readSliceChunks } from './get.js';
 import { StoreError, type StoreContext } from './context.js';
 
@@ -107,7 +106,7 @@ export async function verifyObject(ctx: StoreContext, rec: ObjectRecord, mode: '
         if (rec.m === 0) continue;
         const data = new Uint8Array(rec.k * shard);
         for (let i = 0; i < rec.k; i++) data.set(chunks[i]![st - first]!.subarray(0, dataChunkLength(g, st, i)), i * shard);
-        const r = await ctx.runTask<EncodeResult>('encode', { k: rec.k, m: rec.m, shardSize: shard, data: data.buffer }, [data.buffer]);
+        const r = await ctx.runTask('encode', { k: rec.k, m: rec.m, shardSize: shard, data: data.buffer }, [data.buffer]);
         const parity = new Uint8Array(r.parity);
         for (let j = 0; j < rec.m; j++) {
           const stored = chunks[rec.k + j];
