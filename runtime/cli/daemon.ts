@@ -22,7 +22,7 @@ export async function loadDefinitions(catalogue: ServiceCatalogue): Promise<Serv
   return defs;
 }
 
-/** The chosen services in start order (the gateway last, so that it stops, and drains, first). */
+/** The chosen services in start order: those that stop first (the gateway, which drains) last. */
 export function chooseServices(names: readonly ServiceName[], defs: readonly ServiceDefinition[]): ServiceDefinition[] {
   const missing = names.filter((n) => !defs.some((d) => d.name === n));
   if (missing.length) {
@@ -32,7 +32,7 @@ export function chooseServices(names: readonly ServiceName[], defs: readonly Ser
     ]);
   }
   const chosen = defs.filter((d) => names.includes(d.name));
-  return [...chosen.filter((d) => d.name !== 'gateway'), ...chosen.filter((d) => d.name === 'gateway')];
+  return [...chosen.filter((d) => !d.stopsFirst), ...chosen.filter((d) => d.stopsFirst)];
 }
 
 export interface ChosenService {
