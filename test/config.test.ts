@@ -1,5 +1,7 @@
 import test from 'ava';
-import { daemonSchema } from '../runtime/config/daemon-settings.js';
+import { chooseServices } from '../runtime/cli/daemon.js';
+import { daemonSchema, type ServiceName } from '../runtime/config/daemon-settings.js';
+import type { ServiceDefinition } from '../runtime/service.js';
 import { ConfigError, bool, describe, int, list, oneOf, resolve, str } from '../runtime/config/settings.js';
 
 const schema = {
@@ -82,4 +84,13 @@ test('a switch is true when its flag is present, and otherwise follows the envir
   t.is(resolve(schema, { on: true }, { T_ON: 'false' }).on, true);
   t.regex(describe(schema), /--on {2,}switch/);
   t.notRegex(describe(schema), /--on <v>/);
+});
+
+test('services marked stopsFirst start after the others, whatever order they are listed in', (t) => {
+  const def = (name: ServiceName, stopsFirst?: boolean): ServiceDefinition => ({ name, stopsFirst, supervisor: () => ({ id: `${name}.supervisor`, children: [] }) });
+  const defs = [def('gateway', true), def('objstore'), def('deployer'), def('media')];
+  t.deepEqual(chooseServices(['gateway', 'media', 'objstore'], defs).map((d) => d.name), ['objstore', 'media', 'gateway']);
+  t.deepEqual(chooseServices(['objstore', 'deployer'], defs).map((d) => d.name), ['objstore', 'deployer']);
+  const err = t.throws(() => chooseServices(['objstore', 'gateway'], [def('objstore')]));
+  t.regex(err!.message, /--services .*gateway is not built in this version \(available: objstore\)/);
 });
