@@ -1,22 +1,21 @@
 /**
  * The object API: PUT, GET, HEAD, DELETE, OPTIONS (and POST refused) on /{path} and /${id}.
  */
+import { routeFor, Router } from '../../../runtime/http/router.js';
 import type { HttpRequest, HttpResponse } from '../../../runtime/http/uws.js';
 import { ALLOWED_METHODS, contentDisposition, corsHeaders, objectHeaders, type ObjectRecord } from '../../../protocols/objstore/headers.js';
 import { parseTarget } from '../../../protocols/objstore/paths.js';
 import { contentRange, parseRange, unsatisfiedRange } from '../../../protocols/objstore/range.js';
-import { StoreError, type StoreContext } from '../store/context.js';
+import type { StoreContext } from '../store/context.js';
 import { ObjectReader } from '../store/get.js';
 import { ObjectWriter } from '../store/put.js';
-import { reply, send, sendError, sendHead, type Reply } from './respond.js';
+import { reply, send, sendError, sendFailure, sendHead, type Reply } from './respond.js';
 import { streamBody } from './stream.js';
 
 const MD5_HEX = /^[0-9a-fA-F]{32}$/;
 
 function fail(r: Reply, err: unknown, ctx: StoreContext, close = false): void {
-  if (err instanceof StoreError) return sendError(r, err.status, err.code, err.message, err.headers, close);
-  ctx.log.error({ err: (err as Error).stack ?? String(err) }, 'object request failed');
-  sendError(r, 500, 'INTERNAL', (err as Error).message ?? String(err), [], close);
+  sendFailure(r, err, ctx.log, 'object request', close);
 }
 
 /** Resolve the target of a GET/HEAD/DELETE/OPTIONS to its record, or answer 400/404. */
@@ -39,37 +38,41 @@ function lookup(r: Reply, ctx: StoreContext, url: string): ObjectRecord | null {
   return rec;
 }
 
+/** One object request, as its handler sees it: read what you need of `req` before any await. */
+interface ObjectCall {
+  ctx: StoreContext;
+  r: Reply;
+  req: HttpRequest;
+  url: string;
+}
+
+const route = routeFor<ObjectCall, void>();
+
+/** Every path that does not begin with /$/ is an object path (spec): one pattern, a route a method. */
+const router = new Router<ObjectCall, void>([
+  route('PUT', '/*', ({ ctx, r, req, url }) => put(ctx, r, req, url)),
+  route('GET', '/*', (call) => getOrHead(call, false)),
+  route('HEAD', '/*', (call) => getOrHead(call, true)),
+  route('DELETE', '/*', ({ ctx, r, url }) => {
+    const rec = lookup(r, ctx, url);
+    if (rec) void del(ctx, r, rec);
+  }),
+  route('OPTIONS', '/*', ({ ctx, r, req, url }) => {
+    const origin = req.getHeader('origin') || undefined;
+    const rec = lookup(r, ctx, url);
+    if (rec) send(r, 204, '', [['Allow', ALLOWED_METHODS], ...corsHeaders(origin)]);
+  }),
+  route('POST', '/*', ({ r }) => sendError(r, 400, 'POST_NOT_SUPPORTED', 'POST is not supported on object paths: store an object with PUT')),
+]);
+
 export function handleObject(ctx: StoreContext, res: HttpResponse, req: HttpRequest): void {
   const method = req.getMethod().toUpperCase();
   const url = req.getUrl();
   const r = reply(res);
-  switch (method) {
-    case 'PUT':
-      return put(ctx, r, req, url);
-    case 'GET':
-    case 'HEAD': {
-      const range = req.getHeader('range') || undefined;
-      const downloadAs = req.getQuery('download_as');
-      const rec = lookup(r, ctx, url);
-      if (rec) getOrHead(ctx, r, rec, method === 'HEAD', range, downloadAs);
-      return;
-    }
-    case 'DELETE': {
-      const rec = lookup(r, ctx, url);
-      if (rec) void del(ctx, r, rec);
-      return;
-    }
-    case 'OPTIONS': {
-      const origin = req.getHeader('origin') || undefined;
-      const rec = lookup(r, ctx, url);
-      if (rec) send(r, 204, '', [['Allow', ALLOWED_METHODS], ...corsHeaders(origin)]);
-      return;
-    }
-    case 'POST':
-      return sendError(r, 400, 'POST_NOT_SUPPORTED', 'POST is not supported on object paths: store an object with PUT');
-    default:
-      return sendError(r, 405, 'METHOD_NOT_ALLOWED', `${method} is not supported on object paths`, [['Allow', ALLOWED_METHODS]]);
-  }
+  const m = router.match(method, url);
+  // Allow is the spec's list (the methods an object has; POST is refused with its own 400), as OPTIONS says it.
+  if (m.kind !== 'found') return sendError(r, 405, 'METHOD_NOT_ALLOWED', `${method} is not supported on object paths`, [['Allow', ALLOWED_METHODS]]);
+  m.route.handle({ ctx, r, req, url }, m.params);
 }
 
 function put(ctx: StoreContext, r: Reply, req: HttpRequest, url: string): void {
@@ -191,7 +194,11 @@ function put(ctx: StoreContext, r: Reply, req: HttpRequest, url: string): void {
   );
 }
 
-function getOrHead(ctx: StoreContext, r: Reply, rec: ObjectRecord, head: boolean, rangeHeader: string | undefined, downloadAs: string): void {
+function getOrHead({ ctx, r, req, url }: ObjectCall, head: boolean): void {
+  const rangeHeader = req.getHeader('range') || undefined;
+  const downloadAs = req.getQuery('download_as');
+  const rec = lookup(r, ctx, url);
+  if (!rec) return;
   const headers = objectHeaders(rec);
   if (downloadAs) {
     try {
