@@ -12,12 +12,24 @@ export interface Reply {
   res: HttpResponse;
   aborted: boolean;
   done: boolean;
+  /**
+   * Run `fn` when the client goes away before the answer is out (at once if it has). uWS keeps
+   * one abort handler per response: reply() registers it, and everyone else comes through here.
+   */
+  onAbort(fn: () => void): void;
 }
 
 export function reply(res: HttpResponse): Reply {
-  const r: Reply = { res, aborted: false, done: false };
+  const hooks: Array<() => void> = [];
+  const r: Reply = {
+    res,
+    aborted: false,
+    done: false,
+    onAbort: (fn) => (r.aborted ? fn() : void hooks.push(fn)),
+  };
   res.onAborted(() => {
     r.aborted = true;
+    for (const fn of hooks.splice(0)) fn();
   });
   return r;
 }
