@@ -2,11 +2,11 @@
  * Management API, background maintenance: drain, rebalance, verify-volumes, verify-runs,
  * accept-loss, the maintenance freeze and debug. Bodies are checked here
  * (protocols/objstore/maintenance.ts) and the work is asked of the scheduler actor; its
- * refusals come back with their HTTP status.
+ * refusals (typed codes, SchedulerRefusal) are given their HTTP answer here (REFUSALS).
  */
-import { ActorError } from '../../../runtime/index.js';
+import { ActorError, refusalOf } from '../../../runtime/index.js';
 import { BodyError, parseAcceptLoss, parseEmpty, parseRebalanceStart, parseRebalanceTune, parseVerifyStart } from '../../../protocols/objstore/maintenance.js';
-import type { SchedulerMsg } from '../../scheduler/messages.js';
+import type { SchedulerMsg, SchedulerProtocol, SchedulerRefusal, SchedulerReplies } from '../../scheduler/messages.js';
 import type { VolumeInfo } from '../../volume/messages.js';
 import { StoreError } from '../store/context.js';
 import { readBuffers } from '../store/get.js';
@@ -14,14 +14,36 @@ import { readJsonObject, sendJson } from './respond.js';
 import { route, volumeIdOf, type ManageCall, type ManageRoute } from './route.js';
 import { frozen, setFrozen } from './volume-admin.js';
 
-async function ask<T extends SchedulerMsg['type']>({ scheduler }: ManageCall, msg: Extract<SchedulerMsg, { type: T }>): Promise<unknown> {
+/**
+ * The API's answer to each refusal of the scheduler: its status, and what the message gains
+ * here (the scheduler names no route; the API tells the client which one helps).
+ */
+const REFUSALS: Readonly<Record<SchedulerRefusal, { status: number; hint?: string }>> = {
+  NO_SUCH_VOLUME: { status: 404 },
+  VOLUME_DELETED: { status: 409 },
+  NOT_DRAINING: { status: 409 },
+  NO_DRAIN: { status: 404 },
+  REBALANCE_RUNNING: { status: 409, hint: ': PUT /$/rebalance retunes it, DELETE cancels it' },
+  FROZEN: { status: 409, hint: ': PUT /$/maintenance-freeze {"frozen": false} first' },
+  NO_REBALANCE: { status: 409, hint: ': POST /$/rebalance starts one' },
+  NOT_FOUND: { status: 404 },
+  NO_FAULT: { status: 404 },
+};
+
+/** What the API answers for a refusal of the scheduler. */
+export function refusalError(code: SchedulerRefusal, message: string): StoreError {
+  const { status, hint = '' } = REFUSALS[code];
+  return new StoreError(status, code, `${message}${hint}`);
+}
+
+type Request = SchedulerMsg['type'] & keyof SchedulerReplies;
+
+async function ask<T extends Request>({ scheduler }: ManageCall, msg: Extract<SchedulerMsg, { type: T }>): Promise<SchedulerReplies[T]> {
   try {
-    return await scheduler.request(msg as never, { timeoutMs: 30_000 });
+    return await scheduler.request<T>(msg, { timeoutMs: 30_000 });
   } catch (err) {
-    if (err instanceof ActorError && err.appCode) {
-      const status = (err.details as { status?: number } | undefined)?.status ?? 409;
-      throw new StoreError(status, err.appCode, err.message);
-    }
+    const code = refusalOf<SchedulerProtocol>(err);
+    if (code) throw refusalError(code, (err as Error).message);
     if (err instanceof ActorError) throw new StoreError(503, 'SCHEDULER_UNAVAILABLE', `the maintenance scheduler did not answer: ${err.message}`);
     throw err;
   }
