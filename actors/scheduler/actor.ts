@@ -36,8 +36,9 @@ function mt(ctx: Ctx): Maint {
   return m;
 }
 
-function refuse(status: number, code: string, message: string): never {
-  throw new ReplyError(code, message, { status });
+/** Refuse with one of the codes SchedulerProtocol declares; the front decides what the client sees. */
+function refuse(code: NonNullable<SchedulerProtocol['codes']>, message: string): never {
+  throw new ReplyError(code, message);
 }
 
 /** Run a job loop in the background; a failure is logged and the loop started again later. */
@@ -151,8 +152,8 @@ export default defineActor<SchedulerProtocol, SchedulerState, SchedulerArgs>({
     async drainStart(msg, ctx) {
       const m = mt(ctx);
       const rec = m.store.meta.volumes.get(msg.volumeId);
-      if (!rec) refuse(404, 'NO_SUCH_VOLUME', `no volume ${msg.volumeId}`);
-      if (rec.isDeleted) refuse(409, 'VOLUME_DELETED', `volume ${msg.volumeId} is deleted`);
+      if (!rec) refuse('NO_SUCH_VOLUME', `no volume ${msg.volumeId}`);
+      if (rec.isDeleted) refuse('VOLUME_DELETED', `volume ${msg.volumeId} is deleted`);
       const cur = m.state.drains[String(msg.volumeId)];
       if (cur?.state === 'running') return drainView(m, cur);
       await m.store.meta.volumes.put(msg.volumeId, { ...rec, isReadOnly: true, isDraining: true });
@@ -167,11 +168,11 @@ export default defineActor<SchedulerProtocol, SchedulerState, SchedulerArgs>({
     async drainCancel(msg, ctx) {
       const m = mt(ctx);
       const rec = m.store.meta.volumes.get(msg.volumeId);
-      if (!rec) refuse(404, 'NO_SUCH_VOLUME', `no volume ${msg.volumeId}`);
+      if (!rec) refuse('NO_SUCH_VOLUME', `no volume ${msg.volumeId}`);
       const d = m.state.drains[String(msg.volumeId)];
       if (!d || d.state !== 'running') {
         if (rec.isDraining && !rec.isDeleted) await m.store.meta.volumes.put(msg.volumeId, { ...rec, isDraining: false });
-        if (!d) refuse(409, 'NOT_DRAINING', `volume ${msg.volumeId} is not draining`);
+        if (!d) refuse('NOT_DRAINING', `volume ${msg.volumeId} is not draining`);
         return drainView(m, d);
       }
       d.state = 'cancelled';
@@ -185,13 +186,13 @@ export default defineActor<SchedulerProtocol, SchedulerState, SchedulerArgs>({
     drainGet(msg, ctx) {
       const m = mt(ctx);
       const d = m.state.drains[String(msg.volumeId)];
-      if (!d) refuse(404, 'NO_DRAIN', `volume ${msg.volumeId} has not been drained`);
+      if (!d) refuse('NO_DRAIN', `volume ${msg.volumeId} has not been drained`);
       return drainView(m, d);
     },
     async rebalanceStart(msg, ctx) {
       const m = mt(ctx);
-      if (m.state.rebalance?.running) refuse(409, 'REBALANCE_RUNNING', 'a rebalance is running already: PUT /$/rebalance retunes it, DELETE cancels it');
-      if (m.frozen) refuse(409, 'FROZEN', 'a maintenance freeze is active: PUT /$/maintenance-freeze {"frozen": false} first');
+      if (m.state.rebalance?.running) refuse('REBALANCE_RUNNING', 'a rebalance is running already');
+      if (m.frozen) refuse('FROZEN', 'a maintenance freeze is active');
       await m.fleet.refresh();
       m.state.rebalance = newRebalance(msg, Date.now());
       await m.save();
@@ -208,7 +209,7 @@ export default defineActor<SchedulerProtocol, SchedulerState, SchedulerArgs>({
     async rebalanceTune(msg, ctx) {
       const m = mt(ctx);
       const r = m.state.rebalance;
-      if (!r?.running) refuse(409, 'NO_REBALANCE', 'no rebalance is running: POST /$/rebalance starts one');
+      if (!r?.running) refuse('NO_REBALANCE', 'no rebalance is running');
       r.concurrency = msg.concurrency;
       await m.save();
       ctx.log.info({ concurrency: msg.concurrency }, 'rebalance retuned (from the next batch)');
@@ -232,8 +233,8 @@ export default defineActor<SchedulerProtocol, SchedulerState, SchedulerArgs>({
       const m = mt(ctx);
       for (const v of msg.volumeIds ?? []) {
         const rec = m.store.meta.volumes.get(v);
-        if (!rec) refuse(404, 'NO_SUCH_VOLUME', `no volume ${v}`);
-        if (rec.isDeleted) refuse(409, 'VOLUME_DELETED', `volume ${v} is deleted (a tombstone): there is nothing to verify on it`);
+        if (!rec) refuse('NO_SUCH_VOLUME', `no volume ${v}`);
+        if (rec.isDeleted) refuse('VOLUME_DELETED', `volume ${v} is deleted (a tombstone): there is nothing to verify on it`);
       }
       const r = await startVerify(m, msg);
       if (r.started) startVerifyJob(ctx);
@@ -255,9 +256,9 @@ export default defineActor<SchedulerProtocol, SchedulerState, SchedulerArgs>({
     },
     async acceptLoss(msg, ctx) {
       const m = mt(ctx);
-      if (!m.store.meta.objects.get(msg.objectId)) refuse(404, 'NOT_FOUND', `no object ${msg.objectId}`);
+      if (!m.store.meta.objects.get(msg.objectId)) refuse('NOT_FOUND', `no object ${msg.objectId}`);
       const n = await acceptLoss(m, msg.objectId, msg.sliceIndex, msg.comment);
-      if (n === 0) refuse(404, 'NO_FAULT', `object ${msg.objectId} has no fault${msg.sliceIndex === null ? '' : ` on slice ${msg.sliceIndex}`}`);
+      if (n === 0) refuse('NO_FAULT', `object ${msg.objectId} has no fault${msg.sliceIndex === null ? '' : ` on slice ${msg.sliceIndex}`}`);
       return { objectId: msg.objectId, accepted: n };
     },
     async debug(_msg, ctx) {

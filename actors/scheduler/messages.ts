@@ -2,8 +2,8 @@
  * What the maintenance scheduler accepts. One scheduler per object store (`objstore.scheduler`,
  * a sibling of the object store actor under its supervisor): the management API forwards drain,
  * rebalance, verify, freeze and fault requests here, already checked (protocols/objstore/
- * maintenance.ts parses the bodies). Refusals are ReplyErrors whose code is the API's error code
- * and whose details carry the HTTP status: { status }.
+ * maintenance.ts parses the bodies). Refusals are ReplyErrors with a SchedulerRefusal code and a
+ * message that names no route: the object store's front maps each code to its HTTP answer.
  */
 import type { Protocol } from '../../runtime/index.js';
 import type { DrainProgress, RebalanceProgress, VerifyMode, VerifyProgress, VerifyRun, VerifyTrigger } from '../../protocols/objstore/maintenance.js';
@@ -67,7 +67,28 @@ export interface SchedulerReplies {
   debug: SchedulerDebug;
 }
 
-export type SchedulerProtocol = Protocol<SchedulerMsg, SchedulerReplies>;
+/** Why the scheduler refuses a request (the code of its ReplyError). */
+export type SchedulerRefusal =
+  /** drainStart, drainCancel, verifyStart: no volume with this id */
+  | 'NO_SUCH_VOLUME'
+  /** drainStart, verifyStart: the volume is a tombstone */
+  | 'VOLUME_DELETED'
+  /** drainCancel: the volume was never drained */
+  | 'NOT_DRAINING'
+  /** drainGet: the volume was never drained */
+  | 'NO_DRAIN'
+  /** rebalanceStart: one runs already */
+  | 'REBALANCE_RUNNING'
+  /** rebalanceStart: a maintenance freeze is active */
+  | 'FROZEN'
+  /** rebalanceTune: none runs */
+  | 'NO_REBALANCE'
+  /** acceptLoss: no object with this id */
+  | 'NOT_FOUND'
+  /** acceptLoss: the object (or slice) has no fault */
+  | 'NO_FAULT';
+
+export type SchedulerProtocol = Protocol<SchedulerMsg, SchedulerReplies, SchedulerRefusal>;
 
 export interface SchedulerArgs {
   stateDir: string;

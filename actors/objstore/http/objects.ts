@@ -1,22 +1,22 @@
 /**
  * The object API: PUT, GET, HEAD, DELETE, OPTIONS (and POST refused) on /{path} and /${id}.
  */
+import { routeFor, Router } from '../../../runtime/http/router.js';
 import type { HttpRequest, HttpResponse } from '../../../runtime/http/uws.js';
 import { ALLOWED_METHODS, contentDisposition, corsHeaders, objectHeaders, type ObjectRecord } from '../../../protocols/objstore/headers.js';
 import { parseTarget } from '../../../protocols/objstore/paths.js';
 import { contentRange, parseRange, unsatisfiedRange } from '../../../protocols/objstore/range.js';
-import { StoreError, type StoreContext } from '../store/context.js';
+import type { StoreContext } from '../store/context.js';
 import { ObjectReader } from '../store/get.js';
 import { ObjectWriter } from '../store/put.js';
-import { reply, send, sendError, sendHead, type Reply } from './respond.js';
+import { reply, send, sendError, sendFailure, sendHead, type Reply } from './respond.js';
+import { BodyFeed } from './body-feed.js';
 import { streamBody } from './stream.js';
 
 const MD5_HEX = /^[0-9a-fA-F]{32}$/;
 
 function fail(r: Reply, err: unknown, ctx: StoreContext, close = false): void {
-  if (err instanceof StoreError) return sendError(r, err.status, err.code, err.message, err.headers, close);
-  ctx.log.error({ err: (err as Error).stack ?? String(err) }, 'object request failed');
-  sendError(r, 500, 'INTERNAL', (err as Error).message ?? String(err), [], close);
+  sendFailure(r, err, ctx.log, 'object request', close);
 }
 
 /** Resolve the target of a GET/HEAD/DELETE/OPTIONS to its record, or answer 400/404. */
@@ -39,39 +39,49 @@ function lookup(r: Reply, ctx: StoreContext, url: string): ObjectRecord | null {
   return rec;
 }
 
+/** One object request, as its handler sees it: read what you need of `req` before any await. */
+interface ObjectCall {
+  ctx: StoreContext;
+  r: Reply;
+  req: HttpRequest;
+  url: string;
+}
+
+const route = routeFor<ObjectCall, void>();
+
+/** Every path that does not begin with /$/ is an object path (spec): one pattern, a route a method. */
+const router = new Router<ObjectCall, void>([
+  route('PUT', '/*', ({ ctx, r, req, url }) => put(ctx, r, req, url)),
+  route('GET', '/*', (call) => getOrHead(call, false)),
+  route('HEAD', '/*', (call) => getOrHead(call, true)),
+  route('DELETE', '/*', ({ ctx, r, url }) => {
+    const rec = lookup(r, ctx, url);
+    if (rec) void del(ctx, r, rec);
+  }),
+  route('OPTIONS', '/*', ({ ctx, r, req, url }) => {
+    const origin = req.getHeader('origin') || undefined;
+    const rec = lookup(r, ctx, url);
+    if (rec) send(r, 204, '', [['Allow', ALLOWED_METHODS], ...corsHeaders(origin)]);
+  }),
+  route('POST', '/*', ({ r }) => sendError(r, 400, 'POST_NOT_SUPPORTED', 'POST is not supported on object paths: store an object with PUT')),
+]);
+
 export function handleObject(ctx: StoreContext, res: HttpResponse, req: HttpRequest): void {
   const method = req.getMethod().toUpperCase();
   const url = req.getUrl();
   const r = reply(res);
-  switch (method) {
-    case 'PUT':
-      return put(ctx, r, req, url);
-    case 'GET':
-    case 'HEAD': {
-      const range = req.getHeader('range') || undefined;
-      const downloadAs = req.getQuery('download_as');
-      const rec = lookup(r, ctx, url);
-      if (rec) getOrHead(ctx, r, rec, method === 'HEAD', range, downloadAs);
-      return;
-    }
-    case 'DELETE': {
-      const rec = lookup(r, ctx, url);
-      if (rec) void del(ctx, r, rec);
-      return;
-    }
-    case 'OPTIONS': {
-      const origin = req.getHeader('origin') || undefined;
-      const rec = lookup(r, ctx, url);
-      if (rec) send(r, 204, '', [['Allow', ALLOWED_METHODS], ...corsHeaders(origin)]);
-      return;
-    }
-    case 'POST':
-      return sendError(r, 400, 'POST_NOT_SUPPORTED', 'POST is not supported on object paths: store an object with PUT');
-    default:
-      return sendError(r, 405, 'METHOD_NOT_ALLOWED', `${method} is not supported on object paths`, [['Allow', ALLOWED_METHODS]]);
-  }
+  const m = router.match(method, url);
+  // Allow is the spec's list (the methods an object has; POST is refused with its own 400), as OPTIONS says it.
+  if (m.kind !== 'found') return sendError(r, 405, 'METHOD_NOT_ALLOWED', `${method} is not supported on object paths`, [['Allow', ALLOWED_METHODS]]);
+  m.route.handle({ ctx, r, req, url }, m.params);
 }
 
+/**
+ * PUT: every header check first, then the writer is begun while the body already comes in
+ * (BodyFeed queues it and feeds the writer with backpressure). The answer: 201 when the writer
+ * finished; the writer's refusal (409, 456, 503...); 455 when the client stalls mid-body;
+ * nothing, and nothing left behind, when the client goes away.
+ */
 function put(ctx: StoreContext, r: Reply, req: HttpRequest, url: string): void {
   const lengthHeader = req.getHeader('content-length');
   const md5Header = req.getHeader('content-md5');
@@ -86,11 +96,10 @@ function put(ctx: StoreContext, r: Reply, req: HttpRequest, url: string): void {
   const size = Number(lengthHeader);
   if (!Number.isSafeInteger(size) || size > ctx.settings.maxObjectBytes) return sendError(r, 413, 'TOO_LARGE', `objects are limited to ${ctx.settings.maxObjectBytes} bytes`);
   if (md5Header && !MD5_HEX.test(md5Header)) return sendError(r, 400, 'INVALID_CONTENT_MD5', `Content-MD5 must be 32 hex digits, got ${JSON.stringify(md5Header)}`);
+  // The body may be on its way already: this refusal closes the connection.
+  if (/[\x00-\x1f\x7f]/.test(mime)) return sendError(r, 400, 'INVALID_CONTENT_TYPE', 'Content-Type must not contain control characters', [], true);
 
   let writer: ObjectWriter | null = null;
-  let ended = false;
-  const queue: Array<{ chunk: Uint8Array; last: boolean }> = [];
-  let idle: NodeJS.Timeout | null = null;
   const finish = async (w: ObjectWriter) => {
     try {
       const rec = await w.finish();
@@ -99,99 +108,46 @@ function put(ctx: StoreContext, r: Reply, req: HttpRequest, url: string): void {
       fail(r, err, ctx);
     }
   };
-  if (/[\x00-\x1f\x7f]/.test(mime)) return sendError(r, 400, 'INVALID_CONTENT_TYPE', 'Content-Type must not contain control characters', [], true);
-  const stop = async (status: number, code: string, message: string, headers: Array<[string, string]> = []) => {
-    if (ended) return;
-    ended = true;
-    if (idle) clearTimeout(idle);
-    if (writer) await writer.abort();
-    sendError(r, status, code, message, headers, true);
-  };
-  const armIdle = () => {
-    if (idle) clearTimeout(idle);
-    idle = setTimeout(() => {
-      const got = writer?.bytesReceived ?? queue.reduce((a, q) => a + q.chunk.byteLength, 0);
-      void stop(455, 'LENGTH_MISMATCH', `received ${got} of ${size} bytes, then nothing for ${ctx.settings.bodyIdleTimeoutMs} ms; nothing was stored`, [
-        ['X-Received-Bytes', String(got)],
-        ['X-Expected-Bytes', String(size)],
-      ]);
-    }, ctx.settings.bodyIdleTimeoutMs);
-  };
-  /** One drain loop at a time, so the body reaches the writer in order. */
-  let feeding = false;
-  const take = (chunk: Uint8Array, last: boolean): boolean => {
-    const more = writer!.push(chunk);
-    if (last) {
-      ended = true;
-      if (idle) clearTimeout(idle);
-      void finish(writer!);
-    }
-    return more;
-  };
-  const feed = async () => {
-    if (feeding) return;
-    feeding = true;
-    while (writer && queue.length && !ended) {
-      const { chunk, last } = queue.shift()!;
-      if (!take(chunk, last)) {
-        r.res.pause();
-        await writer.drained();
-        if (!r.aborted) r.res.resume();
-      }
-    }
-    feeding = false;
-  };
-  // A client that goes away (or half-closes: uWS then closes) leaves nothing behind.
-  r.res.onAborted(() => {
-    r.aborted = true;
-    if (idle) clearTimeout(idle);
-    if (!ended) {
-      ended = true;
-      void writer?.abort();
-    }
+  const feed = new BodyFeed(r, {
+    expected: size,
+    idleMs: ctx.settings.bodyIdleTimeoutMs,
+    onEnd: () => void finish(writer!),
+    onIdle: async (got) => {
+      // What was written is removed before the answer says "nothing was stored".
+      await writer?.abort();
+      const headers: Array<[string, string]> = [['X-Received-Bytes', String(got)], ['X-Expected-Bytes', String(size)]];
+      sendError(r, 455, 'LENGTH_MISMATCH', `received ${got} of ${size} bytes, then nothing for ${ctx.settings.bodyIdleTimeoutMs} ms; nothing was stored`, headers, true);
+    },
   });
-  if (size > 0) armIdle();
-  r.res.onData((ab, isLast) => {
-    if (ended) return;
-    if (size > 0 && !isLast) armIdle();
-    if (writer && !feeding && queue.length === 0) {
-      // The common case: the writer copies the bytes straight into its stripe (uWS reuses `ab`).
-      if (!take(new Uint8Array(ab), isLast) && !ended) {
-        feeding = true;
-        r.res.pause();
-        void writer.drained().then(() => {
-          feeding = false;
-          if (!r.aborted) r.res.resume();
-          void feed();
-        });
-      }
-      return;
-    }
-    const chunk = new Uint8Array(ab.byteLength);
-    chunk.set(new Uint8Array(ab));
-    queue.push({ chunk, last: isLast });
-    void feed();
+  // A client that goes away (or half-closes: uWS then closes) leaves nothing behind.
+  r.onAbort(() => {
+    if (feed.ended) return;
+    feed.stop();
+    void writer?.abort();
   });
   ObjectWriter.begin(ctx, { path: t.path, size, mime: mime || 'application/octet-stream', expectedMd5: md5Header ? md5Header.toLowerCase() : null }).then(
     (w) => {
-      if (r.aborted || ended) return void w.abort();
+      if (r.aborted || feed.ended) return void w.abort();
       writer = w;
       if (size === 0) {
-        ended = true;
+        feed.stop();
         return void finish(w);
       }
-      void feed();
+      feed.attach(w);
     },
     (err: unknown) => {
-      if (idle) clearTimeout(idle);
-      ended = true;
+      feed.stop();
       // The body may still be on its way: answer, then close the connection.
       fail(r, err, ctx, size > 0);
     },
   );
 }
 
-function getOrHead(ctx: StoreContext, r: Reply, rec: ObjectRecord, head: boolean, rangeHeader: string | undefined, downloadAs: string): void {
+function getOrHead({ ctx, r, req, url }: ObjectCall, head: boolean): void {
+  const rangeHeader = req.getHeader('range') || undefined;
+  const downloadAs = req.getQuery('download_as');
+  const rec = lookup(r, ctx, url);
+  if (!rec) return;
   const headers = objectHeaders(rec);
   if (downloadAs) {
     try {

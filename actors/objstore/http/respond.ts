@@ -1,7 +1,9 @@
 /** Small helpers to answer on a uWebSockets.js response, always corked. */
 import { responsesTotal } from '../metrics.js';
+import type { Logger } from 'pino';
 import type { HttpResponse } from '../../../runtime/http/uws.js';
 import { errorBody, statusLine } from '../../../protocols/objstore/errors.js';
+import { StoreError } from '../store/context.js';
 
 export type Headers = Array<[string, string]>;
 
@@ -10,12 +12,24 @@ export interface Reply {
   res: HttpResponse;
   aborted: boolean;
   done: boolean;
+  /**
+   * Run `fn` when the client goes away before the answer is out (at once if it has). uWS keeps
+   * one abort handler per response: reply() registers it, and everyone else comes through here.
+   */
+  onAbort(fn: () => void): void;
 }
 
 export function reply(res: HttpResponse): Reply {
-  const r: Reply = { res, aborted: false, done: false };
+  const hooks: Array<() => void> = [];
+  const r: Reply = {
+    res,
+    aborted: false,
+    done: false,
+    onAbort: (fn) => (r.aborted ? fn() : void hooks.push(fn)),
+  };
   res.onAborted(() => {
     r.aborted = true;
+    for (const fn of hooks.splice(0)) fn();
   });
   return r;
 }
@@ -43,6 +57,16 @@ export function sendJson(r: Reply, status: number, value: unknown, headers: Head
 
 export function sendError(r: Reply, status: number, code: string, message: string, headers: Headers = [], close = false): void {
   send(r, status, errorBody(code, message), headers, 'application/json', close);
+}
+
+/**
+ * Answer a failure, for both APIs: a StoreError with its status, code, message and headers;
+ * anything else is a 500 INTERNAL with its message, logged as `what` failed.
+ */
+export function sendFailure(r: Reply, err: unknown, log: Logger, what: string, close = false): void {
+  if (err instanceof StoreError) return sendError(r, err.status, err.code, err.message, err.headers, close);
+  log.error({ err: (err as Error).stack ?? String(err) }, `${what} failed`);
+  sendError(r, 500, 'INTERNAL', (err as Error).message ?? String(err), [], close);
 }
 
 /** Status and headers, no body (HEAD): Content-Length is the size the GET would send. */

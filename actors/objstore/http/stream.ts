@@ -44,10 +44,7 @@ export async function streamBody(r: Reply, status: number, headers: Headers, tot
     if (ok || done) wake();
     return ok;
   });
-  res.onAborted(() => {
-    r.aborted = true;
-    wake();
-  });
+  r.onAbort(wake);
 
   const write = (bytes: Uint8Array): Promise<void> => {
     const start = res.getWriteOffset();

@@ -1,0 +1,42 @@
+/**
+ * The management API's route tables (volumes.ts, buckets.ts, status.ts, objects-admin.ts,
+ * maintenance.ts; assembled in manage.ts): what every handler gets, the typed builder of a table
+ * entry (runtime/http/router.ts), the answer for endpoints of the spec not built yet, and the
+ * parsing of the parameters the tables share.
+ */
+import { routeFor, type Method, type Route } from '../../../runtime/http/router.js';
+import type { ActorRef } from '../../../runtime/index.js';
+import type { SchedulerProtocol } from '../../scheduler/messages.js';
+import { StoreError, type StoreContext } from '../store/context.js';
+import type { Volumes } from '../volumes.js';
+import type { Reply } from './respond.js';
+
+/** One management request, as its handler sees it (uWS's request is gone once a handler awaits). */
+export interface ManageCall {
+  ctx: StoreContext;
+  volumes: Volumes;
+  scheduler: ActorRef<SchedulerProtocol>;
+  r: Reply;
+  method: string;
+  /** The path, as uWS gives it (no query). */
+  url: string;
+  query: URLSearchParams;
+}
+
+/** A handler answers through `r`, or throws a StoreError (manage.ts answers it). */
+export type ManageRoute = Route<ManageCall, Promise<void> | void>;
+
+export const route = routeFor<ManageCall, Promise<void> | void>();
+
+/** An endpoint of the spec that this version does not have yet: 501, whatever its body. */
+export function notBuilt(method: Method, path: string): ManageRoute {
+  return route(method, path, ({ method: m, url }) => {
+    throw new StoreError(501, 'NOT_IMPLEMENTED', `${m} ${url} is not implemented in this version yet`);
+  });
+}
+
+/** A volume id from the path: decimal digits only (no sign, no encoding), else 400. */
+export function volumeIdOf(raw: string): number {
+  if (!/^\d+$/.test(raw)) throw new StoreError(400, 'INVALID_VOLUME_ID', `volume id must be a positive integer, got ${JSON.stringify(raw)}`);
+  return Number(raw);
+}

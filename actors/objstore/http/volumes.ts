@@ -1,0 +1,43 @@
+/**
+ * Management API, volumes: list, provision, one volume, update (flags, label, comment) and soft
+ * delete (the rules are in volume-admin.ts). Drains are in maintenance.ts; identify and encrypt
+ * are not built yet (501).
+ */
+import { StoreError } from '../store/context.js';
+import { readJsonObject, sendJson } from './respond.js';
+import { notBuilt, route, volumeIdOf, type ManageRoute } from './route.js';
+import { deleteVolume, updateVolume } from './volume-admin.js';
+
+export const volumeRoutes: ManageRoute[] = [
+  route('GET', '/$/volumes', ({ volumes, r, query }) => {
+    const includeDeleted = query.get('includeDeleted') === 'true';
+    sendJson(r, 200, { volumes: volumes.records(includeDeleted).map((v) => volumes.view(v)) });
+  }),
+  route('POST', '/$/volumes', async ({ volumes, r }) => {
+    const body = await readJsonObject(r);
+    if (!body) return;
+    const rec = await volumes.provision(body);
+    sendJson(r, 201, { volume: volumes.view(rec) });
+  }),
+  route('GET', '/$/volumes/:id', async ({ ctx, volumes, r }, { id }) => {
+    const rec = ctx.meta.volumes.get(volumeIdOf(id));
+    if (!rec) throw new StoreError(404, 'NO_SUCH_VOLUME', `no volume ${id}`);
+    sendJson(r, 200, { volume: await volumes.detail(rec) });
+  }),
+  route('PUT', '/$/volumes/:id', async ({ ctx, volumes, r }, params) => {
+    const id = volumeIdOf(params.id);
+    const body = await readJsonObject(r);
+    if (!body) return;
+    const rec = await updateVolume(ctx, id, body);
+    if (rec.isDeleted) await volumes.retire(id);
+    sendJson(r, 200, { volume: volumes.view(rec) });
+  }),
+  route('DELETE', '/$/volumes/:id', async ({ ctx, volumes, r }, { id }) => {
+    const rec = await deleteVolume(ctx, volumeIdOf(id));
+    await volumes.retire(rec.id);
+    sendJson(r, 200, { volume: volumes.view(rec) });
+  }),
+  notBuilt('POST', '/$/volumes/:id/identify'),
+  notBuilt('DELETE', '/$/volumes/:id/identify'),
+  notBuilt('POST', '/$/volumes/:id/encrypt'),
+];

@@ -1,0 +1,94 @@
+/**
+ * How the object store's two fronts route (http/manage.ts, http/objects.ts on the shared router),
+ * for the answers that need no store behind them: an unknown management path (404), a known one
+ * with another method (405 with Allow, the maintenance paths keeping their messages), the spec's
+ * endpoints not built yet (501), trailing slashes, and the object API's 405. A real uWS server
+ * on an ephemeral port; the store, volumes and scheduler are never reached on these paths.
+ */
+import test from 'ava';
+import { closeApp, listen, loadUws, type TemplatedApp, type us_listen_socket } from '../../runtime/http/uws.js';
+import { handleManage } from '../../actors/objstore/http/manage.js';
+import { handleObject } from '../../actors/objstore/http/objects.js';
+
+let app: TemplatedApp;
+let listening: us_listen_socket;
+let base = '';
+
+test.before(async () => {
+  app = loadUws().App();
+  const nothing = {} as never;
+  app.any('/$/*', (res, req) => handleManage(nothing, nothing, nothing, res, req));
+  app.any('/*', (res, req) => handleObject(nothing, res, req));
+  const { socket, port } = await listen(app, '127.0.0.1', 0);
+  listening = socket;
+  base = `http://127.0.0.1:${port}`;
+});
+
+test.after.always(() => closeApp(app, listening));
+
+async function call(method: string, path: string): Promise<{ status: number; allow: string | null; body: string }> {
+  const res = await fetch(base + path, { method });
+  return { status: res.status, allow: res.headers.get('allow'), body: await res.text() };
+}
+const error = (code: string, message: string) => JSON.stringify({ error: { code, message } });
+
+test('an unknown management path is 404 NO_SUCH_ENDPOINT, naming method and path', async (t) => {
+  for (const [method, path] of [
+    ['GET', '/$/nope'],
+    ['GET', '/$/faults/x'],
+    ['GET', '/$/status/'],
+    ['GET', '/$/volumes/'],
+    ['POST', '/$/volumes/1/drain/x'],
+    ['GET', '/$/identify'],
+  ] as const) {
+    const r = await call(method, path);
+    t.is(r.status, 404, path);
+    t.is(r.body, error('NO_SUCH_ENDPOINT', `no management endpoint ${method} ${path}`));
+    t.is(r.allow, null);
+  }
+});
+
+test('a known management path with another method is 405 with Allow', async (t) => {
+  const cases: Array<[string, string, string, string]> = [
+    ['POST', '/$/status', 'GET', 'POST is not allowed on /$/status (GET)'],
+    ['DELETE', '/$/volumes', 'GET, POST', 'DELETE is not allowed on /$/volumes (GET, POST)'],
+    ['PATCH', '/$/volumes/3', 'GET, PUT, DELETE', 'PATCH is not allowed on /$/volumes/{id} (GET, PUT, DELETE)'],
+    ['PUT', '/$/volumes/3/drain', 'POST, GET, DELETE', 'PUT is not allowed on /$/volumes/{id}/drain (POST starts, GET shows, DELETE cancels)'],
+    ['PATCH', '/$/rebalance', 'GET, POST, PUT, DELETE', 'PATCH is not allowed on /$/rebalance (GET, POST, PUT, DELETE)'],
+    ['PUT', '/$/verify-volumes', 'GET, POST, DELETE', 'PUT is not allowed on /$/verify-volumes (GET, POST, DELETE)'],
+    ['DELETE', '/$/faults/accept-loss', 'POST', 'DELETE is not allowed on /$/faults/accept-loss (POST)'],
+    ['GET', '/$/volumes/3/identify', 'POST, DELETE', 'GET is not allowed on /$/volumes/{id}/identify (POST, DELETE)'],
+  ];
+  for (const [method, path, allow, message] of cases) {
+    const r = await call(method, path);
+    t.is(r.status, 405, `${method} ${path}`);
+    t.is(r.allow, allow);
+    t.is(r.body, error('METHOD_NOT_ALLOWED', message));
+  }
+});
+
+test('the spec endpoints not built yet answer 501, with the path as asked', async (t) => {
+  for (const [method, path] of [
+    ['POST', '/$/volumes/4/identify'],
+    ['DELETE', '/$/volumes/4/identify'],
+    ['POST', '/$/volumes/4/encrypt'],
+    ['POST', '/$/blockDevices/reload'],
+    ['POST', '/$/notify/test'],
+    ['GET', '/$/ui'],
+    ['GET', '/$/ui/assets/app.js'],
+  ] as const) {
+    const r = await call(method, path);
+    t.is(r.status, 501, path);
+    t.is(r.body, error('NOT_IMPLEMENTED', `${method} ${path} is not implemented in this version yet`));
+  }
+});
+
+test('the object API: methods it does not have are 405 with the spec Allow; POST is 400', async (t) => {
+  const r = await call('PATCH', '/b/o');
+  t.is(r.status, 405);
+  t.is(r.allow, 'GET, HEAD, PUT, DELETE, OPTIONS');
+  t.is(r.body, error('METHOD_NOT_ALLOWED', 'PATCH is not supported on object paths'));
+  const post = await call('POST', '/b/o');
+  t.is(post.status, 400);
+  t.is(post.body, error('POST_NOT_SUPPORTED', 'POST is not supported on object paths: store an object with PUT'));
+});
