@@ -24,6 +24,7 @@ export class Maint {
   private waiters: Array<{ kind: MaintenanceKind; resolve: () => void }> = [];
   /** kinds in the order they were let go after the last freeze (for the log and the tests) */
   lastResume: MaintenanceKind[] = [];
+  private closed = false;
 
   constructor(o: { store: StoreContext; fleet: Fleet; log: Logger; args: SchedulerArgs; state: SchedulerState; signal: AbortSignal; save: () => Promise<void> }) {
     this.store = o.store;
@@ -86,6 +87,16 @@ export class Maint {
 
   async save(): Promise<void> {
     await this.saveFn();
+  }
+
+  /**
+   * The scheduler instance ends (its signal is aborted first): wake every job waiting at the gate
+   * so that it sees the abort and stops. Once only.
+   */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.changed();
   }
 
   /** Take the object for this job; false when another job works on it now. */

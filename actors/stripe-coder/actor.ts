@@ -27,13 +27,19 @@ interface Put {
 const bad = (message: string) => new ReplyError('BAD_REQUEST', message);
 const isCount = (v: unknown, min: number, max: number): v is number => typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
 
-export default defineActor<StripeCoderProtocol, Map<string, Put>, StripeCoderArgs>({
+/**
+ * The live value: the running MD5 of each PUT, by its object id. Hash objects are not plain data,
+ * so they are never state (nothing is checkpointed: a restarted coder refuses the PUTs it held).
+ */
+type Hashes = Map<string, Put>;
+
+export default defineActor<StripeCoderProtocol, null, StripeCoderArgs, Hashes>({
   kind: 'stripe-coder',
   concurrency: 32,
-  init: () => new Map(),
+  init: () => null,
+  open: () => new Map(),
   handlers: {
-    async stripe(msg, ctx) {
-      const puts = ctx.state;
+    async stripe(msg, ctx, puts) {
       const { put, seq, k, m, shard, data, filled, lengths, parity } = msg;
       if (typeof put !== 'string' || put === '') throw bad('put must name the PUT (its object id)');
       if (!isCount(seq, 0, Number.MAX_SAFE_INTEGER)) throw bad(`seq must be a stripe number, got ${JSON.stringify(seq)}`);
@@ -74,16 +80,16 @@ export default defineActor<StripeCoderProtocol, Map<string, Put>, StripeCoderArg
       const moved = [laid, parity].filter((b): b is ArrayBuffer => b instanceof ArrayBuffer);
       return withTransfer({ data: laid, parity: m > 0 ? parity! : null }, moved);
     },
-    digest(msg, ctx) {
-      const state = ctx.state.get(msg.put);
+    digest(msg, _ctx, puts) {
+      const state = puts.get(msg.put);
       if (!state && msg.stripes === 0) return createHash('md5').digest('hex');
       if (!state) throw new ReplyError('OUT_OF_ORDER', `no hash of ${msg.put} here (no stripe came, or the coder restarted)`);
       if (state.next !== msg.stripes) throw new ReplyError('OUT_OF_ORDER', `${msg.put}: ${state.next} stripes hashed, the writer sent ${msg.stripes}`);
-      ctx.state.delete(msg.put);
+      puts.delete(msg.put);
       return state.hash.digest('hex');
     },
-    forget(msg, ctx) {
-      ctx.state.delete(msg.put);
+    forget(msg, _ctx, puts) {
+      puts.delete(msg.put);
       return null;
     },
   },
