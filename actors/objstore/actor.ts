@@ -12,13 +12,10 @@ import { closeApp, listen, loadUws, type TemplatedApp, type us_listen_socket } f
 import { handleManage } from './http/manage.js';
 import { handleObject } from './http/objects.js';
 import type { ObjstoreArgs, ObjstoreInfo, ObjstoreProtocol } from './messages.js';
-import { Metadata } from './metadata.js';
-import { BufferPool } from './store/buffers.js';
-import type { StoreContext } from './store/context.js';
+import { BufferPool, coders, Metadata, removeSlices, type StoreContext } from './store/index.js';
 import { Volumes } from './volumes.js';
 import { reportOn } from './metrics.js';
 import { SCHEDULER_ID, type SchedulerProtocol } from '../scheduler/messages.js';
-import { coders } from './store/coders.js';
 import { attachDemoFiles, createDemoFiles, demoFiles } from './demo.js';
 
 /** What the store holds while it runs. close() stops serving HTTP and stops reporting metrics. */
@@ -116,15 +113,8 @@ async function cleanUpIntents(store: StoreContext, volumeIds: number[]): Promise
       await store.meta.intents.remove(key);
       continue;
     }
-    const results = await Promise.allSettled(
-      value.volumes.map(async (v, index) => {
-        const ref = store.volume(v);
-        if (!ref) throw new Error(`volume ${v} not present`);
-        await ref.request({ type: 'abort', objectId: key, index });
-        await ref.request({ type: 'delete', objectId: key, index });
-      }),
-    );
-    if (results.every((r) => r.status === 'fulfilled')) {
+    const left = await removeSlices(store, key, value.volumes, { writing: true });
+    if (!left.length) {
       await store.meta.intents.remove(key);
       store.log.info({ objectId: key, path: value.path }, 'removed the slices of an unfinished PUT');
     }

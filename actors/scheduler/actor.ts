@@ -13,9 +13,7 @@
 import { defineActor, ReplyError, type ActorContext } from '../../runtime/index.js';
 import { openEnvironment } from '../../runtime/checkpoint/store.js';
 import { nextScrubAt, RESUME_ORDER, type MaintenanceKind } from '../../protocols/objstore/maintenance.js';
-import { Metadata } from '../objstore/metadata.js';
-import { BufferPool } from '../objstore/store/buffers.js';
-import type { StoreContext } from '../objstore/store/context.js';
+import { BufferPool, Metadata, type SliceContext } from '../objstore/store/index.js';
 import { drainView, newDrain, runDrain } from './drain.js';
 import { Fleet } from './fleet.js';
 import { Maint } from './maint.js';
@@ -26,7 +24,6 @@ import { acceptLoss, repairRound } from './repair.js';
 import { listRuns, runVerify, startVerify, stopVerify, verifyView } from './scrub.js';
 import { initialState, type SchedulerState } from './state.js';
 import { reportOn } from './metrics.js';
-import { coders } from '../objstore/store/coders.js';
 
 type Ctx = ActorContext<SchedulerState, SchedulerArgs>;
 
@@ -109,16 +106,14 @@ async function start(ctx: Ctx): Promise<Maint> {
   const state = ctx.state;
   const meta = new Metadata(openEnvironment(ctx.args.stateDir), { healthFaultThreshold: ctx.args.healthFaultThreshold });
   const fleet = new Fleet(meta, (id) => ctx.ref(id));
-  const store: StoreContext = {
+  // The slice side of the data path (the scheduler writes no objects), through the fleet's
+  // low-priority volume refs.
+  const store: SliceContext = {
     meta,
     log: ctx.log,
-    settings: { ioTimeoutMs: ctx.args.ioTimeoutMs, maxObjectBytes: Number.MAX_SAFE_INTEGER, bodyIdleTimeoutMs: 0, maxChunkSize: ctx.args.maxChunkSize, stripesInFlight: 4 },
+    settings: { ioTimeoutMs: ctx.args.ioTimeoutMs },
     volume: (id) => fleet.ref(id),
-    writable: () => fleet.writable(),
     runTask: (name, arg, transfer) => ctx.runTask(name, arg, transfer),
-    // The scheduler writes no objects; a PUT through this context would use coder 0.
-    stripeCoder: coders(1, (id) => ctx.ref(id)),
-    pendingPaths: new Set(),
     buffers: new BufferPool(),
   };
   const maint = new Maint({ store, fleet, log: ctx.log, args: ctx.args, state, signal: ctx.signal, save: () => ctx.checkpoint(state) });

@@ -6,13 +6,13 @@
 import type { Logger } from 'pino';
 import { CheckpointStore } from '../../runtime/checkpoint/store.js';
 import { mayRun, RESUME_ORDER, type MaintenanceKind } from '../../protocols/objstore/maintenance.js';
-import type { StoreContext } from '../objstore/store/context.js';
+import type { SliceContext } from '../objstore/store/index.js';
 import type { Fleet } from './fleet.js';
 import { SCHEDULER_ID, type SchedulerArgs } from './messages.js';
 import type { SchedulerState } from './state.js';
 
 export class Maint {
-  readonly store: StoreContext;
+  readonly store: SliceContext;
   readonly fleet: Fleet;
   readonly log: Logger;
   readonly args: SchedulerArgs;
@@ -26,7 +26,7 @@ export class Maint {
   lastResume: MaintenanceKind[] = [];
   private closed = false;
 
-  constructor(o: { store: StoreContext; fleet: Fleet; log: Logger; args: SchedulerArgs; state: SchedulerState; signal: AbortSignal; save: () => Promise<void> }) {
+  constructor(o: { store: SliceContext; fleet: Fleet; log: Logger; args: SchedulerArgs; state: SchedulerState; signal: AbortSignal; save: () => Promise<void> }) {
     this.store = o.store;
     this.fleet = o.fleet;
     this.log = o.log;

@@ -5,8 +5,8 @@
  * on one core) made that thread the limit of a PUT stream. A stream's MD5 must see its bytes in
  * order, which a pool of interchangeable workers does not guarantee, so each PUT is pinned to one
  * coder (`objstore.stripes.N`, a dedicated thread each) and its stripes arrive in order on one
- * channel. The parity of a stripe is computed here too (the Reed–Solomon call of
- * workers/tasks/erasure.ts), which saves the pool's round trip.
+ * channel. The parity of a stripe is computed here too (the Reed–Solomon wrapper of the object
+ * store's data-path library, actors/objstore/store/erasure.ts), which saves the pool's round trip.
  *
  * Order: the runtime starts handlers in arrival order, and a stripe's handler checks it and adds
  * it to the hash synchronously, before its first await; only the parity is awaited. So several
@@ -16,7 +16,8 @@
  */
 import { createHash, type Hash } from 'node:crypto';
 import { defineActor, ReplyError, withTransfer } from '../../runtime/index.js';
-import { encodeInto } from '../../workers/tasks/erasure.js';
+// The wrapper alone, not the library's face: this thread needs no metadata (LMDB) or volumes.
+import { encodeInto } from '../objstore/store/erasure.js';
 import type { StripeCoderArgs, StripeCoderProtocol } from './messages.js';
 
 interface Put {
