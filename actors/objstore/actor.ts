@@ -4,7 +4,9 @@
  *
  * It checkpoints nothing (the metadata is in LMDB, the slices on the volumes): its state is null.
  * Its live value (made in `open`, closed by the runtime when the instance ends) is the data path
- * (store), the volumes, the HTTP app and its listening socket, and what it answers to `info`.
+ * (store), the volumes, the HTTP app and its listening socket, and what it answers to `info`
+ * (the port it listens on and the volumes it found: facts of this instance's resources, which a
+ * restarted instance finds anew, so they are never restored from a checkpoint).
  */
 import { defineActor, type ActorContext } from '../../runtime/index.js';
 import { openEnvironment } from '../../runtime/checkpoint/store.js';

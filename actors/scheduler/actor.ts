@@ -3,12 +3,13 @@
  * the object store — drains, rebalance, verification runs (scrub), repair, the scheduled scrub —
  * run through the volume actors at low I/O priority. Its state (state.ts) is checkpointed after
  * every handler (persist 'after-handler') and every batch of a job, and restored at boot: every
- * job resumes by itself from its cursor. Its live value is the Maint (maint.ts) the jobs share. Relocations a
- * crash interrupted are finished first (relocate.ts sweepMoves). The maintenance freeze (a flag
- * in LMDB, set through the object store's API) holds every job at its next batch, across restarts.
+ * job resumes by itself from its cursor. Relocations a crash interrupted are finished first
+ * (sweep.ts sweepMoves). The maintenance freeze (a flag in LMDB, set through the object store's
+ * API) holds every job at its next batch, across restarts.
  *
- * Jobs are async loops on this actor's thread; the handlers only change the state and wake them.
- * In the handlers, `m` is the Maint.
+ * Its live value (made in `open`, closed when the instance ends) is the Maint (maint.ts) that the
+ * jobs share; in the handlers it is `m`. Jobs are async loops on this actor's thread; the
+ * handlers only change the state and wake them.
  */
 import { defineActor, ReplyError, type ActorContext } from '../../runtime/index.js';
 import { openEnvironment } from '../../runtime/checkpoint/store.js';
@@ -200,7 +201,7 @@ export default defineActor<SchedulerProtocol, SchedulerState, SchedulerArgs, Mai
       m.changed();
       return drainView(m, d);
     },
-    drainGet(msg, ctx, m) {
+    drainGet(msg, _ctx, m) {
       const d = m.state.drains[String(msg.volumeId)];
       if (!d) refuse(404, 'NO_DRAIN', `volume ${msg.volumeId} has not been drained`);
       return drainView(m, d);
@@ -215,7 +216,7 @@ export default defineActor<SchedulerProtocol, SchedulerState, SchedulerArgs, Mai
       m.changed();
       return rebalanceView(m, m.state.rebalance);
     },
-    async rebalanceGet(_msg, ctx, m) {
+    async rebalanceGet(_msg, _ctx, m) {
       await m.fleet.refresh();
       return rebalanceView(m, m.state.rebalance);
     },
@@ -250,7 +251,7 @@ export default defineActor<SchedulerProtocol, SchedulerState, SchedulerArgs, Mai
       return reply;
     },
     verifyGet: (_msg, _ctx, m) => verifyView(m),
-    async verifyStop(_msg, ctx, m) {
+    async verifyStop(_msg, _ctx, m) {
       await stopVerify(m, 'stopped by DELETE /$/verify-volumes');
       return verifyView(m);
     },
@@ -260,13 +261,13 @@ export default defineActor<SchedulerProtocol, SchedulerState, SchedulerArgs, Mai
       m.changed();
       return { frozen: m.frozen };
     },
-    async acceptLoss(msg, ctx, m) {
+    async acceptLoss(msg, _ctx, m) {
       if (!m.store.meta.objects.get(msg.objectId)) refuse(404, 'NOT_FOUND', `no object ${msg.objectId}`);
       const n = await acceptLoss(m, msg.objectId, msg.sliceIndex, msg.comment);
       if (n === 0) refuse(404, 'NO_FAULT', `object ${msg.objectId} has no fault${msg.sliceIndex === null ? '' : ` on slice ${msg.sliceIndex}`}`);
       return { objectId: msg.objectId, accepted: n };
     },
-    async debug(_msg, ctx, m) {
+    async debug(_msg, _ctx, m) {
       await m.fleet.refresh();
       let copying = 0;
       let flipped = 0;
