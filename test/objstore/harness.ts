@@ -102,7 +102,16 @@ export async function startStore(t: Scope, opts: StoreOptions = {}): Promise<Sto
     url,
     stateDir,
     devices,
-    provision: (device) => fetch(`${url}/$/volumes`, { method: 'POST', body: JSON.stringify({ blockPath: device, wipe: Date.now() }) }),
+    // Under the start lock too: another test file's store booting meanwhile mounts every block
+    // device briefly to read its identity, and a device mounted so is refused as IN_USE.
+    provision: async (device) => {
+      const release = await startLock();
+      try {
+        return await fetch(`${url}/$/volumes`, { method: 'POST', body: JSON.stringify({ blockPath: device, wipe: Date.now() }) });
+      } finally {
+        release();
+      }
+    },
   };
   return store;
 }
