@@ -1,75 +1,105 @@
 /**
  * The object store actor: metadata (LMDB), the volumes, and the HTTP object and management API.
  * On its own thread: it receives every request body and computes every PUT's MD5.
+ *
+ * It checkpoints nothing (the metadata is in LMDB, the slices on the volumes): its state is null.
+ * Its live value (made in `open`, closed by the runtime when the instance ends) is the data path
+ * (store), the volumes, the HTTP app and its listening socket, and what it answers to `info`
+ * (the port it listens on and the volumes it found: facts of this instance's resources, which a
+ * restarted instance finds anew, so they are never restored from a checkpoint).
  */
-import { defineActor } from '../../runtime/index.js';
+import { defineActor, type ActorContext } from '../../runtime/index.js';
 import { openEnvironment } from '../../runtime/checkpoint/store.js';
-import { closeApp, listen, loadUws } from '../../runtime/http/uws.js';
+import { closeApp, listen, loadUws, type TemplatedApp, type us_listen_socket } from '../../runtime/http/uws.js';
 import { handleManage } from './http/manage.js';
 import { handleObject } from './http/objects.js';
 import type { ObjstoreArgs, ObjstoreInfo, ObjstoreProtocol } from './messages.js';
-import { Metadata } from './metadata.js';
-import { BufferPool } from './store/buffers.js';
-import type { StoreContext } from './store/context.js';
+import { BufferPool, coders, Metadata, removeSlices, type StoreContext } from './store/index.js';
 import { Volumes } from './volumes.js';
 import { reportOn } from './metrics.js';
 import { SCHEDULER_ID, type SchedulerProtocol } from '../scheduler/messages.js';
-import { coders } from './store/coders.js';
 import { attachDemoFiles, createDemoFiles, demoFiles } from './demo.js';
 
-interface Live {
-  info: ObjstoreInfo;
+/** What the store holds while it runs. close() stops serving HTTP and stops reporting metrics. */
+class Running {
+  private closed = false;
+  constructor(
+    readonly store: StoreContext,
+    readonly volumes: Volumes,
+    private readonly app: TemplatedApp,
+    private readonly socket: us_listen_socket,
+    readonly info: ObjstoreInfo,
+  ) {}
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    closeApp(this.app, this.socket);
+    reportOn(null);
+  }
 }
 
-export default defineActor<ObjstoreProtocol, Live, ObjstoreArgs>({
+/** Open the metadata and the volumes (making demo volumes if asked), clean up after a crash, listen. */
+async function start(ctx: ActorContext<null, ObjstoreArgs>): Promise<Running> {
+  const args = ctx.args;
+  const meta = new Metadata(openEnvironment(args.stateDir), { healthFaultThreshold: args.healthFaultThreshold });
+  const volumes = new Volumes({
+    meta,
+    log: ctx.log,
+    stateDir: args.stateDir,
+    ioTimeoutMs: args.ioTimeoutMs,
+    maxInflight: args.volumeMaxInflight,
+    ref: (id) => ctx.ref(id),
+    spawn: (spec) => ctx.spawn(spec),
+    stop: (id) => ctx.stop(id),
+  });
+  if (args.demoVolumes) await attachDemoFiles(args.stateDir);
+  let booted = await volumes.boot();
+  if (args.demoVolumes && volumes.records(true).length === 0) {
+    const devices = await createDemoFiles(args.stateDir, args.demoVolumeMiB);
+    for (const blockPath of devices) await volumes.provision({ blockPath, wipe: Date.now(), label: 'demo' });
+    booted = { present: volumes.records(false).map((v) => v.id), missing: [] };
+    ctx.log.warn({ devices, files: demoFiles(args.stateDir) }, `no volume was registered: made ${devices.length} demo volumes from sparse files in the state directory (for trying the store out, not for data you keep)`);
+  }
+  const store: StoreContext = {
+    meta,
+    log: ctx.log,
+    settings: { ioTimeoutMs: args.ioTimeoutMs, maxObjectBytes: args.maxObjectBytes, bodyIdleTimeoutMs: args.bodyIdleTimeoutMs, maxChunkSize: args.maxChunkSize, stripesInFlight: args.stripesInFlight },
+    volume: (id) => volumes.ref(id),
+    writable: () => volumes.writable(),
+    runTask: (name, arg, transfer) => ctx.runTask(name, arg, transfer),
+    stripeCoder: coders(args.stripeCoders, (id) => ctx.ref(id)),
+    pendingPaths: new Set(),
+    buffers: new BufferPool(),
+  };
+  await cleanUpIntents(store, booted.present);
+  const app = loadUws().App();
+  const scheduler = ctx.ref<SchedulerProtocol>(SCHEDULER_ID);
+  app.any('/$/*', (res, req) => handleManage(store, volumes, scheduler, res, req));
+  app.any('/*', (res, req) => handleObject(store, res, req));
+  let listening: Awaited<ReturnType<typeof listen>>;
+  try {
+    listening = await listen(app, args.host, args.port);
+  } catch (err) {
+    closeApp(app, null);
+    throw err;
+  }
+  const { socket, port } = listening;
+  reportOn({ meta, volumes });
+  ctx.log.info({ port, present: booted.present, missing: booted.missing }, 'object store listening');
+  return new Running(store, volumes, app, socket, { port, volumes: booted, instanceId: volumes.instanceId });
+}
+
+export default defineActor<ObjstoreProtocol, null, ObjstoreArgs, Running>({
   kind: 'objstore',
-  async init(ctx) {
-    const a = ctx.args;
-    const meta = new Metadata(openEnvironment(a.stateDir), { healthFaultThreshold: a.healthFaultThreshold });
-    const volumes = new Volumes({
-      meta,
-      log: ctx.log,
-      stateDir: a.stateDir,
-      ioTimeoutMs: a.ioTimeoutMs,
-      maxInflight: a.volumeMaxInflight,
-      ref: (id) => ctx.ref(id),
-      spawn: (spec) => ctx.spawn(spec),
-      stop: (id) => ctx.stop(id),
-    });
-    if (a.demoVolumes) await attachDemoFiles(a.stateDir);
-    let booted = await volumes.boot();
-    if (a.demoVolumes && volumes.records(true).length === 0) {
-      const devices = await createDemoFiles(a.stateDir, a.demoVolumeMiB);
-      for (const blockPath of devices) await volumes.provision({ blockPath, wipe: Date.now(), label: 'demo' });
-      booted = { present: volumes.records(false).map((v) => v.id), missing: [] };
-      ctx.log.warn({ devices, files: demoFiles(a.stateDir) }, `no volume was registered: made ${devices.length} demo volumes from sparse files in the state directory (for trying the store out, not for data you keep)`);
-    }
-    const store: StoreContext = {
-      meta,
-      log: ctx.log,
-      settings: { ioTimeoutMs: a.ioTimeoutMs, maxObjectBytes: a.maxObjectBytes, bodyIdleTimeoutMs: a.bodyIdleTimeoutMs, maxChunkSize: a.maxChunkSize, stripesInFlight: a.stripesInFlight },
-      volume: (id) => volumes.ref(id),
-      writable: () => volumes.writable(),
-      runTask: (name, arg, transfer) => ctx.runTask(name, arg, transfer),
-      stripeCoder: coders(a.stripeCoders, (id) => ctx.ref(id)),
-      pendingPaths: new Set(),
-      buffers: new BufferPool(),
-    };
-    await cleanUpIntents(store, booted.present);
-    reportOn({ meta, volumes });
-    ctx.onCleanup(() => reportOn(null));
-    const app = loadUws().App();
-    const scheduler = ctx.ref<SchedulerProtocol>(SCHEDULER_ID);
-    app.any('/$/*', (res, req) => handleManage(store, volumes, scheduler, res, req));
-    app.any('/*', (res, req) => handleObject(store, res, req));
-    const { socket, port } = await listen(app, a.host, a.port);
-    ctx.onCleanup(() => closeApp(app, socket));
-    ctx.setInterval(() => void volumes.refreshCapacity(), 5000);
-    ctx.log.info({ port, present: booted.present, missing: booted.missing }, 'object store listening');
-    return { info: { port, volumes: booted, instanceId: volumes.instanceId } };
+  init: () => null,
+  async open(ctx) {
+    const running = await start(ctx);
+    ctx.setInterval(() => void running.volumes.refreshCapacity(), 5000);
+    return running;
   },
   handlers: {
-    info: (_m, ctx) => ctx.state.info,
+    info: (_msg, _ctx, running) => running.info,
   },
 });
 
@@ -85,15 +115,8 @@ async function cleanUpIntents(store: StoreContext, volumeIds: number[]): Promise
       await store.meta.intents.remove(key);
       continue;
     }
-    const results = await Promise.allSettled(
-      value.volumes.map(async (v, index) => {
-        const ref = store.volume(v);
-        if (!ref) throw new Error(`volume ${v} not present`);
-        await ref.request({ type: 'abort', objectId: key, index });
-        await ref.request({ type: 'delete', objectId: key, index });
-      }),
-    );
-    if (results.every((r) => r.status === 'fulfilled')) {
+    const left = await removeSlices(store, key, value.volumes, { writing: true });
+    if (!left.length) {
       await store.meta.intents.remove(key);
       store.log.info({ objectId: key, path: value.path }, 'removed the slices of an unfinished PUT');
     }

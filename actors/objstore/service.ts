@@ -1,6 +1,6 @@
 /** The object store as a service of the daemon: its settings and its supervision tree. */
-import { bool, int } from '../../runtime/config/settings.js';
-import type { ServiceDefinition } from '../../runtime/service.js';
+import { bool, int, resolve, type Values } from '../../runtime/config/settings.js';
+import { defineService } from '../../runtime/service.js';
 import type { SupervisorSpec } from '../../runtime/index.js';
 import { DEFAULT_SCRUB_INTERVAL_DAYS } from '../../protocols/objstore/maintenance.js';
 import { SCHEDULER_ID, type SchedulerArgs } from '../scheduler/messages.js';
@@ -22,22 +22,37 @@ export const objstoreSettings = {
   demoVolumeMiB: int({ env: 'OBJSTORE_DEMO_VOLUME_MIB', flag: 'demo-volume-mib', description: 'Size of each demo volume file (sparse; XFS needs at least 300 MiB)', min: 320, max: 1024 * 1024, default: 4096 }),
 };
 
-export interface ObjstoreValues {
-  ioTimeoutMs: number;
-  bodyIdleTimeoutMs: number;
-  maxObjectBytes: number;
-  demoVolumes: boolean;
-  demoVolumeMiB: number;
-  drainConcurrency: number;
-  scrubIntervalDays: number;
-  healthFaultThreshold: number;
-  moveGraceMs: number;
+/** The object store's settings, resolved (typed by the schema above). */
+export type ObjstoreValues = Values<typeof objstoreSettings>;
+
+/**
+ * Stripes a PUT encodes and writes at once (beyond them the body is paused), and half the stripes
+ * a GET reads per batch. A PUT stream is CPU-bound on the VM: 16 or 32 measured the same as 8
+ * (the stripes wait longer, none goes faster), with twice or four times the memory per PUT.
+ */
+const STRIPES_IN_FLIGHT = 8;
+
+/**
+ * File operations at once on one disk (its queue; background work gets a quarter of them, see
+ * docs/maintenance.md "Low I/O priority"). Enough to keep a SATA/NVMe queue busy with the
+ * parallel slices of several PUTs and GETs without one disk taking every handler of its actor.
+ */
+const VOLUME_MAX_INFLIGHT = 16;
+
+/** How often the repair worker looks for pending faults. */
+const REPAIR_INTERVAL_MS = 5000;
+
+/** `values` over the schema's defaults (tests and benches give only a few; undefined = default). */
+function withDefaults(values: Partial<ObjstoreValues>): ObjstoreValues {
+  const given = Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined)) as Partial<ObjstoreValues>;
+  return { ...resolve(objstoreSettings, {}, {}), ...given };
 }
 
 export const OBJSTORE_MODULE = new URL('./actor.js', import.meta.url).href;
 
 /** The object store actor's arguments; the daemon binds port 80, tests an ephemeral port. */
-export function objstoreArgs(stateDir: string, values: Partial<ObjstoreValues> & Pick<ObjstoreValues, 'ioTimeoutMs' | 'bodyIdleTimeoutMs' | 'maxObjectBytes'>, port = 80, host = '0.0.0.0'): ObjstoreArgs {
+export function objstoreArgs(stateDir: string, given: Partial<ObjstoreValues>, port = 80, host = '0.0.0.0'): ObjstoreArgs {
+  const values = withDefaults(given);
   return {
     host,
     port,
@@ -45,13 +60,13 @@ export function objstoreArgs(stateDir: string, values: Partial<ObjstoreValues> &
     ioTimeoutMs: values.ioTimeoutMs,
     bodyIdleTimeoutMs: values.bodyIdleTimeoutMs,
     maxObjectBytes: values.maxObjectBytes,
-    demoVolumes: values.demoVolumes ?? false,
-    demoVolumeMiB: values.demoVolumeMiB ?? 4096,
+    demoVolumes: values.demoVolumes,
+    demoVolumeMiB: values.demoVolumeMiB,
     maxChunkSize: DEFAULT_CHUNK_SIZE,
-    stripesInFlight: 8,
+    stripesInFlight: STRIPES_IN_FLIGHT,
     stripeCoders: Math.max(1, Math.min(4, availableParallelism())),
-    volumeMaxInflight: 16,
-    healthFaultThreshold: values.healthFaultThreshold ?? DEFAULT_HEALTH_FAULT_THRESHOLD,
+    volumeMaxInflight: VOLUME_MAX_INFLIGHT,
+    healthFaultThreshold: values.healthFaultThreshold,
   };
 }
 
@@ -59,16 +74,17 @@ export const STRIPE_CODER_MODULE = new URL('../stripe-coder/actor.js', import.me
 
 export const SCHEDULER_MODULE = new URL('../scheduler/actor.js', import.meta.url).href;
 
-export function schedulerArgs(stateDir: string, values: Partial<ObjstoreValues> & Pick<ObjstoreValues, 'ioTimeoutMs'>, extra: Partial<SchedulerArgs> = {}): SchedulerArgs {
+export function schedulerArgs(stateDir: string, given: Partial<ObjstoreValues>, extra: Partial<SchedulerArgs> = {}): SchedulerArgs {
+  const values = withDefaults(given);
   return {
     stateDir,
     ioTimeoutMs: values.ioTimeoutMs,
     maxChunkSize: DEFAULT_CHUNK_SIZE,
-    drainConcurrency: values.drainConcurrency ?? 4,
-    moveGraceMs: values.moveGraceMs ?? 60_000,
-    scrubIntervalDays: values.scrubIntervalDays ?? DEFAULT_SCRUB_INTERVAL_DAYS,
-    repairIntervalMs: 5000,
-    healthFaultThreshold: values.healthFaultThreshold ?? DEFAULT_HEALTH_FAULT_THRESHOLD,
+    drainConcurrency: values.drainConcurrency,
+    moveGraceMs: values.moveGraceMs,
+    scrubIntervalDays: values.scrubIntervalDays,
+    repairIntervalMs: REPAIR_INTERVAL_MS,
+    healthFaultThreshold: values.healthFaultThreshold,
     ...extra,
   };
 }
@@ -89,11 +105,8 @@ export function objstoreSupervisor(objstore: ObjstoreArgs, scheduler: SchedulerA
   };
 }
 
-export const service: ServiceDefinition = {
+export const service = defineService({
   name: 'objstore',
   settings: objstoreSettings,
-  supervisor({ settings, values }) {
-    const v = values as unknown as ObjstoreValues;
-    return objstoreSupervisor(objstoreArgs(settings.stateDir, v), schedulerArgs(settings.stateDir, v));
-  },
-};
+  supervisor: ({ settings, values }) => objstoreSupervisor(objstoreArgs(settings.stateDir, values), schedulerArgs(settings.stateDir, values)),
+});

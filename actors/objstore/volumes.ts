@@ -11,6 +11,7 @@ import { ActorError } from '../../runtime/index.js';
 import { discoverVolumes, listBlockDevices, provisionDisk, smartInfo, unmountVolume, volumeCapacity } from '../volume/disks.js';
 import { volumeActorId, type VolumeArgs, type VolumeProtocol } from '../volume/messages.js';
 import type { Metadata, VolumeRecord } from './metadata.js';
+import { takesNewSlices } from '../../protocols/objstore/layout.js';
 import { StoreError } from './store/context.js';
 
 const VOLUME_MODULE = new URL('../volume/actor.js', import.meta.url).href;
@@ -108,7 +109,7 @@ export class Volumes {
     const out: Array<{ id: number; bytesFree: number }> = [];
     for (const rec of this.records(false)) {
       const p = this.present.get(rec.id);
-      if (p && rec.isEnabled && !rec.isReadOnly && rec.isHealthy && !rec.isDraining) out.push({ id: rec.id, bytesFree: p.bytesFree });
+      if (p && takesNewSlices(rec)) out.push({ id: rec.id, bytesFree: p.bytesFree });
     }
     return out;
   }

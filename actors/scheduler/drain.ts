@@ -10,7 +10,8 @@
 import type { ObjectRecord } from '../../protocols/objstore/headers.js';
 import type { DrainProgress } from '../../protocols/objstore/maintenance.js';
 import type { Maint } from './maint.js';
-import { RebuildError, relocate, volumeOf } from './relocate.js';
+import { volumeOf } from '../../protocols/objstore/layout.js';
+import { RebuildError, relocate } from './relocate.js';
 import type { DrainState } from './state.js';
 
 const MAX_PASSES = 3;

@@ -6,9 +6,10 @@
  */
 import type { ActorRef, Message } from '../../runtime/index.js';
 import { ActorError } from '../../runtime/index.js';
+import { takesNewSlices } from '../../protocols/objstore/layout.js';
 import type { VolumeFill } from '../../protocols/objstore/maintenance.js';
 import { volumeActorId, type VolumeInfo, type VolumeProtocol } from '../volume/messages.js';
-import type { Metadata, VolumeRecord } from '../objstore/metadata.js';
+import type { Metadata, VolumeRecord } from '../objstore/store/index.js';
 
 export interface FleetVolume {
   rec: VolumeRecord;
@@ -87,7 +88,7 @@ export class Fleet {
     const out: Array<{ id: number; bytesFree: number }> = [];
     for (const [id, v] of this.vols) {
       const rec = this.record(id);
-      if (!v.info || !rec || rec.isDeleted || !rec.isEnabled || rec.isReadOnly || !rec.isHealthy || rec.isDraining) continue;
+      if (!v.info || !rec || !takesNewSlices(rec)) continue;
       out.push({ id, bytesFree: v.info.bytesFree - (this.pendingBytes.get(id) ?? 0) });
     }
     return out;

@@ -6,13 +6,13 @@
 import type { Logger } from 'pino';
 import { CheckpointStore } from '../../runtime/checkpoint/store.js';
 import { mayRun, RESUME_ORDER, type MaintenanceKind } from '../../protocols/objstore/maintenance.js';
-import type { StoreContext } from '../objstore/store/context.js';
+import type { SliceContext } from '../objstore/store/index.js';
 import type { Fleet } from './fleet.js';
 import { SCHEDULER_ID, type SchedulerArgs } from './messages.js';
 import type { SchedulerState } from './state.js';
 
 export class Maint {
-  readonly store: StoreContext;
+  readonly store: SliceContext;
   readonly fleet: Fleet;
   readonly log: Logger;
   readonly args: SchedulerArgs;
@@ -24,8 +24,9 @@ export class Maint {
   private waiters: Array<{ kind: MaintenanceKind; resolve: () => void }> = [];
   /** kinds in the order they were let go after the last freeze (for the log and the tests) */
   lastResume: MaintenanceKind[] = [];
+  private closed = false;
 
-  constructor(o: { store: StoreContext; fleet: Fleet; log: Logger; args: SchedulerArgs; state: SchedulerState; signal: AbortSignal; save: () => Promise<void> }) {
+  constructor(o: { store: SliceContext; fleet: Fleet; log: Logger; args: SchedulerArgs; state: SchedulerState; signal: AbortSignal; save: () => Promise<void> }) {
     this.store = o.store;
     this.fleet = o.fleet;
     this.log = o.log;
@@ -86,6 +87,16 @@ export class Maint {
 
   async save(): Promise<void> {
     await this.saveFn();
+  }
+
+  /**
+   * The scheduler instance ends (its signal is aborted first): wake every job waiting at the gate
+   * so that it sees the abort and stops. Once only.
+   */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.changed();
   }
 
   /** Take the object for this job; false when another job works on it now. */

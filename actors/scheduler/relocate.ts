@@ -18,10 +18,9 @@
  */
 import { createHash, type Hash } from 'node:crypto';
 import type { ObjectRecord } from '../../protocols/objstore/headers.js';
-import { dataChunkLength, geometry, parityChunkLength, sliceSize, type Geometry } from '../../protocols/objstore/stripes.js';
-import type { MoveRecord } from '../objstore/metadata.js';
-import type { StoreContext } from '../objstore/store/context.js';
-import { readSliceChunks } from '../objstore/store/get.js';
+import { volumeOf } from '../../protocols/objstore/layout.js';
+import { dataChunkLength, geometry, parityChunkLength, sliceHeaderFor, sliceSize, type Geometry } from '../../protocols/objstore/stripes.js';
+import { errorCode, readSliceChunks, type MoveRecord, type SliceContext } from '../objstore/store/index.js';
 import { relocationFailuresTotal, relocationsTotal } from './metrics.js';
 
 const STRIPES_PER_BATCH = 8;
@@ -55,7 +54,7 @@ export interface MoveResult {
 }
 
 export interface RelocateDeps {
-  store: StoreContext;
+  store: SliceContext;
   /** the move's origin, for the record and the logs: drain, rebalance, repair */
   by: string;
   /**
@@ -67,10 +66,6 @@ export interface RelocateDeps {
   onBadSource?(index: number, volumeId: number, code: string, message: string): void;
 }
 
-export function volumeOf(rec: ObjectRecord, index: number): number {
-  return index < rec.k ? rec.dataVolumes[index]! : rec.parityVolumes[index - rec.k]!;
-}
-
 function withVolume(rec: ObjectRecord, index: number, to: number): ObjectRecord {
   const r = { ...rec, dataVolumes: [...rec.dataVolumes], parityVolumes: [...rec.parityVolumes] };
   if (index < rec.k) r.dataVolumes[index] = to;
@@ -79,11 +74,6 @@ function withVolume(rec: ObjectRecord, index: number, to: number): ObjectRecord 
 }
 
 const moveKey = (objectId: string, index: number) => `${objectId}/${index}`;
-
-function codeOf(err: unknown): string {
-  const e = err as { appCode?: string; code?: string };
-  return e.appCode ?? e.code ?? 'ERROR';
-}
 
 /**
  * Relocate slices `targets` of `rec` (each to its `to`), move-then-flip. `avoid`: slices known
@@ -158,7 +148,7 @@ async function relocateOnce(deps: RelocateDeps, rec: ObjectRecord, targets: Targ
       const ref = store.volume(t.to);
       if (!ref) throw new RebuildError('target-unwritable', `volume ${t.to} is not present`);
       try {
-        await ref.request({ type: 'create', objectId: rec.id, index: t.index, replace: volumeOf(rec, t.index) === t.to, header: { objectId: rec.id, index: t.index, k: g.k, m: g.m, chunkSize: g.chunkSize, objectSize: g.size, sliceSize: sliceSize(g, t.index) } });
+        await ref.request({ type: 'create', objectId: rec.id, index: t.index, replace: volumeOf(rec, t.index) === t.to, header: sliceHeaderFor(g, rec.id, t.index) });
       } catch (err) {
         throw new RebuildError('target-unwritable', `volume ${t.to} refused the new slice ${t.index}: ${(err as Error).message}`);
       }
@@ -245,7 +235,7 @@ async function streamSlices(
   const bad = (index: number, err: unknown) => {
     if (avoid.has(index)) return;
     avoid.add(index);
-    deps.onBadSource?.(index, volumeOf(rec, index), codeOf(err), (err as Error).message ?? String(err));
+    deps.onBadSource?.(index, volumeOf(rec, index), errorCode(err), (err as Error).message ?? String(err));
   };
   const read = async (index: number, first: number, last: number): Promise<Uint8Array[] | null> => {
     if (avoid.has(index)) return null;

@@ -13,9 +13,10 @@
  * loss. Slices below quorum stay in place, listed here, and keep blocking their volume's removal.
  */
 import type { ObjectRecord } from '../../protocols/objstore/headers.js';
-import type { SliceFault } from '../objstore/metadata.js';
+import type { SliceFault } from '../objstore/store/index.js';
 import type { Maint } from './maint.js';
-import { RebuildError, relocate, volumeOf, type Target } from './relocate.js';
+import { volumeOf } from '../../protocols/objstore/layout.js';
+import { RebuildError, relocate, type Target } from './relocate.js';
 
 type Reason = NonNullable<SliceFault['repairBlockedReason']>;
 

@@ -9,7 +9,7 @@
  */
 import type { ObjectRecord } from '../../protocols/objstore/headers.js';
 import { covers, NO_ERRORS, type VerifyErrors, type VerifyMode, type VerifyProgress, type VerifyRun, type VerifyTrigger } from '../../protocols/objstore/maintenance.js';
-import { verifyObject } from '../objstore/store/verify.js';
+import { verifyObject } from '../objstore/store/index.js';
 import type { Maint } from './maint.js';
 import type { VerifyStartReply } from './messages.js';
 import type { VerifyState } from './state.js';

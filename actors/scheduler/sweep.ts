@@ -4,9 +4,8 @@
  * crash interrupted are undone. A move whose old volume was deleted (its disk retired) is simply
  * dropped; one whose old disk is absent or failing waits for it (shown in GET /$/debug).
  */
-import type { MoveRecord } from '../objstore/metadata.js';
-import type { StoreContext } from '../objstore/store/context.js';
-import { volumeOf } from './relocate.js';
+import type { MoveRecord, SliceContext } from '../objstore/store/index.js';
+import { volumeOf } from '../../protocols/objstore/layout.js';
 
 /**
  * Delete the old slices of flipped moves (after `graceMs`). At boot (`boot`), also undo the
@@ -14,7 +13,7 @@ import { volumeOf } from './relocate.js';
  * what it did and what is left.
  */
 export async function sweepMoves(
-  store: StoreContext,
+  store: SliceContext,
   graceMs: number,
   opts: { boot?: boolean; now?: number; onDeleteFailed?: (mv: MoveRecord) => void } = {},
 ): Promise<{ deleted: number; undone: number; failed: number; left: number }> {

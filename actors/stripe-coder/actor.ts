@@ -5,8 +5,8 @@
  * on one core) made that thread the limit of a PUT stream. A stream's MD5 must see its bytes in
  * order, which a pool of interchangeable workers does not guarantee, so each PUT is pinned to one
  * coder (`objstore.stripes.N`, a dedicated thread each) and its stripes arrive in order on one
- * channel. The parity of a stripe is computed here too (the Reed–Solomon call of
- * workers/tasks/erasure.ts), which saves the pool's round trip.
+ * channel. The parity of a stripe is computed here too (the Reed–Solomon wrapper of the object
+ * store's data-path library, actors/objstore/store/erasure.ts), which saves the pool's round trip.
  *
  * Order: the runtime starts handlers in arrival order, and a stripe's handler checks it and adds
  * it to the hash synchronously, before its first await; only the parity is awaited. So several
@@ -16,7 +16,8 @@
  */
 import { createHash, type Hash } from 'node:crypto';
 import { defineActor, ReplyError, withTransfer } from '../../runtime/index.js';
-import { encodeInto } from '../../workers/tasks/erasure.js';
+// The wrapper alone, not the library's face: this thread needs no metadata (LMDB) or volumes.
+import { encodeInto } from '../objstore/store/erasure.js';
 import type { StripeCoderArgs, StripeCoderProtocol } from './messages.js';
 
 interface Put {
@@ -27,13 +28,19 @@ interface Put {
 const bad = (message: string) => new ReplyError('BAD_REQUEST', message);
 const isCount = (v: unknown, min: number, max: number): v is number => typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
 
-export default defineActor<StripeCoderProtocol, Map<string, Put>, StripeCoderArgs>({
+/**
+ * The live value: the running MD5 of each PUT, by its object id. Hash objects are not plain data,
+ * so they are never state (nothing is checkpointed: a restarted coder refuses the PUTs it held).
+ */
+type Hashes = Map<string, Put>;
+
+export default defineActor<StripeCoderProtocol, null, StripeCoderArgs, Hashes>({
   kind: 'stripe-coder',
   concurrency: 32,
-  init: () => new Map(),
+  init: () => null,
+  open: () => new Map(),
   handlers: {
-    async stripe(msg, ctx) {
-      const puts = ctx.state;
+    async stripe(msg, ctx, puts) {
       const { put, seq, k, m, shard, data, filled, lengths, parity } = msg;
       if (typeof put !== 'string' || put === '') throw bad('put must name the PUT (its object id)');
       if (!isCount(seq, 0, Number.MAX_SAFE_INTEGER)) throw bad(`seq must be a stripe number, got ${JSON.stringify(seq)}`);
@@ -74,16 +81,16 @@ export default defineActor<StripeCoderProtocol, Map<string, Put>, StripeCoderArg
       const moved = [laid, parity].filter((b): b is ArrayBuffer => b instanceof ArrayBuffer);
       return withTransfer({ data: laid, parity: m > 0 ? parity! : null }, moved);
     },
-    digest(msg, ctx) {
-      const state = ctx.state.get(msg.put);
+    digest(msg, _ctx, puts) {
+      const state = puts.get(msg.put);
       if (!state && msg.stripes === 0) return createHash('md5').digest('hex');
       if (!state) throw new ReplyError('OUT_OF_ORDER', `no hash of ${msg.put} here (no stripe came, or the coder restarted)`);
       if (state.next !== msg.stripes) throw new ReplyError('OUT_OF_ORDER', `${msg.put}: ${state.next} stripes hashed, the writer sent ${msg.stripes}`);
-      ctx.state.delete(msg.put);
+      puts.delete(msg.put);
       return state.hash.digest('hex');
     },
-    forget(msg, ctx) {
-      ctx.state.delete(msg.put);
+    forget(msg, _ctx, puts) {
+      puts.delete(msg.put);
       return null;
     },
   },

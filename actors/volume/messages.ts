@@ -5,13 +5,8 @@
  * Writes stream chunk by chunk: create, append (in chunk order), then commit (the file becomes
  * visible under its final name, durably) or abort; the last append may carry `commit: true` to
  * commit in the same step. Reads return verified chunks only.
- * Refusals are ReplyErrors with these codes:
- *   EIO        the disk returned an I/O error
- *   CHECKSUM   a chunk's CRC32C does not match (details: { chunk })
- *   MISSING    no such slice file
- *   TIMEOUT    the disk did not answer within the I/O timeout
- *   BAD_REQUEST  arguments that make no sense (chunk out of order, unknown slice, ...)
- *   READ_ONLY  the volume refuses writes
+ * Refusals are ReplyErrors with the codes of VolumeRefusal (below; senders read them with
+ * refusalOf<VolumeProtocol>).
  *
  * Details, as implemented (actors/volume/volume.ts):
  *   EIO        { errno, op, chunk? }: errno is the kernel's code ('EIO', or e.g. 'ENOSPC',
@@ -51,9 +46,8 @@ export type VolumeMsg = (
    * repair rewriting a bad slice in place); without it, creating an existing slice is refused.
    */
   | ({ type: 'create'; header: SliceHeader; replace?: boolean } & SliceRef)
-  /** `data` is moved (transfer it). chunk = index of this chunk within the slice. */
   /**
-   * One chunk: an ArrayBuffer (moved in, and handed back for the sender to reuse) or a view
+   * One chunk (`chunk`: its index within the slice, sent in order): an ArrayBuffer (moved in, and handed back for the sender to reuse) or a view
    * (typically of shared memory, which the sender may reuse once the reply came: the bytes are
    * copied before it). `commit: true` (last chunk only): commit right after it, as a commit
    * message would.
@@ -123,8 +117,7 @@ export interface ReadReply {
 export interface VolumeReplies {
   info: VolumeInfo;
   create: null;
-  /** the chunk's own buffer, handed back (moved) once written, for the sender to reuse */
-  /** the chunk's ArrayBuffer handed back; null for a view */
+  /** the chunk's ArrayBuffer, handed back (moved) once written for the sender to reuse; null for a view */
   append: ArrayBuffer | null;
   /** bytes: size of the slice file on the disk (header, chunks and their CRCs). */
   commit: { bytes: number };
@@ -137,7 +130,22 @@ export interface VolumeReplies {
   setReadOnly: null;
 }
 
-export type VolumeProtocol = Protocol<VolumeMsg, VolumeReplies>;
+/** The codes a volume refuses a request with (ReplyError codes; details in the header above). */
+export type VolumeRefusal =
+  /** the disk returned an I/O error */
+  | 'EIO'
+  /** a chunk's CRC32C does not match (details: { chunk }) */
+  | 'CHECKSUM'
+  /** no such slice file */
+  | 'MISSING'
+  /** the disk did not answer within the I/O timeout */
+  | 'TIMEOUT'
+  /** arguments that make no sense (chunk out of order, unknown slice, ...) */
+  | 'BAD_REQUEST'
+  /** the volume refuses writes */
+  | 'READ_ONLY';
+
+export type VolumeProtocol = Protocol<VolumeMsg, VolumeReplies, VolumeRefusal>;
 
 export interface VolumeArgs {
   volumeId: number;

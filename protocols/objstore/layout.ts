@@ -1,7 +1,10 @@
 /**
  * Erasure layout policy, as pure functions: the default k+m scheme for a number of writable
- * volumes, the chunk size of an object, and which volumes take its slices.
+ * volumes, the chunk size of an object, which volumes take its slices, which volume holds a
+ * given slice of a record, and which volumes take new slices at all. (The header a slice is
+ * written with is sliceHeaderFor, in stripes.ts, beside the geometry it is computed from.)
  */
+import type { ObjectRecord } from './headers.js';
 
 export const DEFAULT_CHUNK_SIZE = 256 * 1024;
 
@@ -78,4 +81,31 @@ export function pickVolumes(candidates: ReadonlyArray<{ id: number; bytesFree: n
     picked.push(c.id);
   }
   return picked.length === count ? picked : null;
+}
+
+/**
+ * The volume that holds slice `index` of an object: data slices 0..k-1 are in `dataVolumes`,
+ * parity slices k..k+m-1 in `parityVolumes`.
+ */
+export function volumeOf(rec: Pick<ObjectRecord, 'k' | 'dataVolumes' | 'parityVolumes'>, index: number): number {
+  return index < rec.k ? rec.dataVolumes[index]! : rec.parityVolumes[index - rec.k]!;
+}
+
+/** The flags of a volume record (object-store.md, States and transitions). */
+export interface VolumeFlags {
+  isEnabled: boolean;
+  isReadOnly: boolean;
+  isHealthy: boolean;
+  isDraining: boolean;
+  isDeleted: boolean;
+}
+
+/**
+ * Does a volume take new slices (a PUT's, or a relocation's)? Only when it is enabled, writable,
+ * healthy, not draining, and not deleted: a deleted volume is a tombstone (object-store.md,
+ * "A deleted volume is a tombstone"), whatever its other flags say. Whether its actor is running
+ * is the caller's to check.
+ */
+export function takesNewSlices(rec: VolumeFlags): boolean {
+  return rec.isEnabled && !rec.isReadOnly && rec.isHealthy && !rec.isDraining && !rec.isDeleted;
 }

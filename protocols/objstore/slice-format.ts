@@ -29,6 +29,20 @@ export interface SliceHeader {
   sliceSize: number;
 }
 
+/** The header fields that describe the object's geometry (compared field by field). */
+const GEOMETRY_FIELDS = ['k', 'm', 'chunkSize', 'objectSize', 'sliceSize'] as const;
+
+/**
+ * How a slice header read from a disk differs from the one its record expects (sliceHeaderFor in
+ * stripes.ts): null when it matches. The object id compares without regard to case.
+ */
+export function headerMismatch(found: SliceHeader, expected: SliceHeader): string | null {
+  if (found.objectId.toLowerCase() !== expected.objectId.toLowerCase() || found.index !== expected.index) return `the header names slice ${found.objectId}.${found.index}`;
+  const wrong = GEOMETRY_FIELDS.filter((f) => found[f] !== expected[f]);
+  if (!wrong.length) return null;
+  return `header fields differ from the record: ${wrong.map((f) => `${f} ${found[f]} (record: ${expected[f]})`).join(', ')}`;
+}
+
 // ─── Encoding (pure) ────────────────────────────────────────────────────────────────────────────
 //
 // Header layout, 64 bytes, integers big-endian:

@@ -7,6 +7,7 @@
  * order (see slice-format.ts): data slice i has a chunk for each stripe that reaches it; a parity
  * slice has one for every stripe.
  */
+import type { SliceHeader } from './slice-format.js';
 
 export interface Geometry {
   size: number;
@@ -72,6 +73,14 @@ export function sliceSize(g: Geometry, index: number): number {
   const full = last; // every stripe but the last is full
   if (index < g.k) return full * g.chunkSize + dataChunkLength(g, last, index);
   return full * g.chunkSize + parityChunkLength(g, last);
+}
+
+/**
+ * The header slice `index` of object `objectId` is written with (and must read back as): its
+ * place in the object and the object's geometry.
+ */
+export function sliceHeaderFor(g: Geometry, objectId: string, index: number): SliceHeader {
+  return { objectId, index, k: g.k, m: g.m, chunkSize: g.chunkSize, objectSize: g.size, sliceSize: sliceSize(g, index) };
 }
 
 /** The stripes touched by the inclusive byte range [start, end] of the object. */

@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ExecutionContext } from 'ava';
+import type { Scope } from './scope.js';
 import { attachLoop, detachLoop, sh, sweepStale } from './loop.js';
 
 const SERVER = fileURLToPath(new URL('../fixtures/faultyfs/server.js', import.meta.url));
@@ -35,7 +35,7 @@ export interface FaultyDisk {
   kill(): Promise<void>;
 }
 
-export async function startFaultyDisk(t: ExecutionContext, sizeMiB: number): Promise<FaultyDisk> {
+export async function startFaultyDisk(t: Scope, sizeMiB: number): Promise<FaultyDisk> {
   await sweepStale();
   const dir = mkdtempSync(join(tmpdir(), `hostd-faulty-${process.pid}-`));
   const mountDir = join(dir, 'mnt');

@@ -12,7 +12,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:
 import { open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ExecutionContext } from 'ava';
+import type { Scope } from './scope.js';
 
 export const LOOP_DIR_PREFIX = 'hostd-loop-';
 
@@ -160,7 +160,7 @@ export async function sweepStale(): Promise<void> {
 }
 
 /** A directory for a test's files; removed after the test, pass or fail. */
-export function loopDir(t: ExecutionContext): string {
+export function loopDir(t: Scope): string {
   const dir = mkdtempSync(join(tmpdir(), `${LOOP_DIR_PREFIX}${process.pid}-`));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
@@ -171,7 +171,7 @@ export function loopDir(t: ExecutionContext): string {
  * mounted from them is unmounted, they are detached (also under the name a reattach gave them)
  * and their files removed.
  */
-export async function withLoopDevices(t: ExecutionContext, n: number, sizeMiB: number): Promise<string[]> {
+export async function withLoopDevices(t: Scope, n: number, sizeMiB: number): Promise<string[]> {
   await sweepStale();
   const dir = loopDir(t);
   const files: string[] = [];
@@ -199,7 +199,7 @@ export async function withLoopDevices(t: ExecutionContext, n: number, sizeMiB: n
  * A mount root for volumes; after the test, whatever is still mounted under it is unmounted and
  * it is removed. (Registered before the loop devices, it is cleaned after them.)
  */
-export function mountRoot(t: ExecutionContext): string {
+export function mountRoot(t: Scope): string {
   const dir = mkdtempSync(join(tmpdir(), `hostd-mnt-${process.pid}-`));
   t.teardown(async () => {
     const under = readFileSync('/proc/self/mountinfo', 'utf8')

@@ -3,12 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { filter, firstValueFrom, timeout, type Observable } from 'rxjs';
 import { ActorSystem, type SupervisionEvent, type SystemOptions } from '../../runtime/system.js';
-import type { ExecutionContext } from 'ava';
+import type { Scope } from './scope.js';
 
 export const PROBE = new URL('../fixtures/probe/actor.js', import.meta.url).href;
 
 /** A fresh actor system on a temporary state directory; shut down and removed after the test. */
-export async function startSystem(t: ExecutionContext, opts: Partial<SystemOptions> = {}): Promise<ActorSystem> {
+export async function startSystem(t: Scope, opts: Partial<SystemOptions> = {}): Promise<ActorSystem> {
   const stateDir = opts.stateDir ?? mkdtempSync(join(tmpdir(), 'hostd-test-'));
   const system = await ActorSystem.start({ logLevel: 'silent', groupThreads: 2, poolThreads: 1, ...opts, stateDir });
   t.teardown(async () => {

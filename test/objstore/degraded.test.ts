@@ -15,10 +15,10 @@ const md5 = (b: Uint8Array) => createHash('md5').update(b).digest('hex');
 const scope = new FileScope();
 
 test.before(async (t) => {
-  const good = await withLoopDevices(scope.t, 3, 512);
+  const good = await withLoopDevices(scope, 3, 512);
   const faulty: FaultyDisk[] = [];
-  for (let i = 0; i < 3; i++) faulty.push(await startFaultyDisk(scope.t, 512));
-  const store = await startStore(scope.t, { devices: [...faulty.map((f) => f.device), ...good] });
+  for (let i = 0; i < 3; i++) faulty.push(await startFaultyDisk(scope, 512));
+  const store = await startStore(scope, { devices: [...faulty.map((f) => f.device), ...good] });
   const bodies = new Map<string, Buffer>();
   for (const [name, size] of [['small', 5000], ['stripes', 3 * 1024 * 1024 + 77], ['big', 24 * 1024 * 1024]] as const) {
     const body = randomBytes(size);

@@ -25,10 +25,10 @@ interface Drain {
 }
 
 test.before(async (t) => {
-  const good = await withLoopDevices(scope.t, 7, 512);
-  const faulty = await startFaultyDisk(scope.t, 512);
+  const good = await withLoopDevices(scope, 7, 512);
+  const faulty = await startFaultyDisk(scope, 512);
   // Volumes 1..6 (the faulty disk is volume 1); two spare disks are provisioned later.
-  const store = await startStore(scope.t, { devices: [faulty.device, ...good.slice(0, 5)], scheduler: { drainConcurrency: 2 } });
+  const store = await startStore(scope, { devices: [faulty.device, ...good.slice(0, 5)], scheduler: { drainConcurrency: 2 } });
   const bodies = await putObjects(store.url, 'dr', [1, 4096, 100_000, 1024 * 1024 + 3, 3 * 1024 * 1024 + 77, 5000, 250_000, 0, 777_777, 2 * 1024 * 1024]);
   t.context = { store, faulty, spare: good.slice(5), bodies };
 });

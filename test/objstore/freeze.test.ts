@@ -59,11 +59,11 @@ interface VerifyRun {
 }
 
 test.before(async (t) => {
-  const devices = await withLoopDevices(scope.t, 9, 512);
+  const devices = await withLoopDevices(scope, 9, 512);
   // Our own state directory (the harness cleans only one it made): both stores run over it. It
   // is unmounted and removed after both stores have stopped, before the loop devices go.
-  const stateDir = keptStateDir(scope.t, 'hostd-objstore-freeze-');
-  const store = await startStore(scope.t, { devices: devices.slice(0, 6), stateDir, scheduler: SCHEDULER });
+  const stateDir = keptStateDir(scope, 'hostd-objstore-freeze-');
+  const store = await startStore(scope, { devices: devices.slice(0, 6), stateDir, scheduler: SCHEDULER });
   const sizes = [6 * MiB, 5.5 * MiB, 5 * MiB, 4.5 * MiB, 4 * MiB, 3 * MiB, ...Array.from({ length: 20 }, (_, i) => 30_000 + i * 17_000)].map(Math.round);
   const bodies = await putObjects(store.url, 'fz', sizes);
   for (const d of devices.slice(6, 8)) {
@@ -164,7 +164,7 @@ test.serial('the freeze survives a restart: the rebalance is still paused and no
   await store.system.shutdown();
   t.log(`shutdown: ${Date.now() - at} ms`);
   at = Date.now();
-  const again = await startStore(scope.t, { stateDir, devices, provision: false, scheduler: SCHEDULER });
+  const again = await startStore(scope, { stateDir, devices, provision: false, scheduler: SCHEDULER });
   t.log(`start: ${Date.now() - at} ms`);
   t.context.live.store = again;
   t.deepEqual((await api(`${again.url}/$/maintenance-freeze`)).body, { frozen: true });

@@ -2,31 +2,14 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ExecutionContext } from 'ava';
+import type { Scope } from '../helpers/scope.js';
 import { ActorSystem } from '../../runtime/system.js';
 import type { ObjstoreProtocol } from '../../actors/objstore/messages.js';
 import { objstoreArgs, objstoreSupervisor, schedulerArgs } from '../../actors/objstore/service.js';
 import type { SchedulerArgs } from '../../actors/scheduler/messages.js';
 import { withLoopDevices } from '../helpers/loop.js';
 
-/**
- * Teardowns for a whole test file: ava runs a hook's own t.teardown right after the hook, so a
- * store made in test.before registers its clean-up here and test.after.always runs it (in
- * reverse order of registration, like t.teardown).
- */
-export class FileScope {
-  private readonly fns: Array<() => unknown> = [];
-  readonly t = { teardown: (fn: () => unknown) => void this.fns.push(fn), log: (...a: unknown[]) => console.error(...a) } as unknown as ExecutionContext;
-  async run(): Promise<void> {
-    for (const fn of this.fns.splice(0).reverse()) {
-      try {
-        await fn();
-      } catch (err) {
-        console.error('clean-up failed:', err);
-      }
-    }
-  }
-}
+export { FileScope } from '../helpers/scope.js';
 
 /** Unmount whatever is mounted under `dir` (deepest first), then remove it. */
 export async function cleanStateDir(dir: string): Promise<void> {
@@ -54,7 +37,7 @@ export async function cleanStateDir(dir: string): Promise<void> {
  * A state directory that outlives one store (restart tests start several over it), cleaned up
  * (unmounted, removed) by the teardown of `t`.
  */
-export function keptStateDir(t: ExecutionContext, prefix = 'hostd-objstore-kept-'): string {
+export function keptStateDir(t: Scope, prefix = 'hostd-objstore-kept-'): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   t.teardown(() => cleanStateDir(dir));
   return dir;
@@ -88,7 +71,7 @@ export function testSupervisor(stateDir: string, opts: Pick<StoreOptions, 'sched
   return objstoreSupervisor(objstoreArgs(stateDir, values, 0, '127.0.0.1'), schedulerArgs(stateDir, values, { moveGraceMs: 300, repairIntervalMs: 3_600_000, scrubIntervalDays: 0, ...opts.scheduler }));
 }
 
-export async function startStore(t: ExecutionContext, opts: StoreOptions = {}): Promise<Store> {
+export async function startStore(t: Scope, opts: StoreOptions = {}): Promise<Store> {
   const stateDir = opts.stateDir ?? mkdtempSync(join(tmpdir(), 'hostd-objstore-'));
   const devices = opts.devices ?? (await withLoopDevices(t, opts.volumes ?? 6, opts.sizeMiB ?? 512));
   const system = await ActorSystem.start({ stateDir, logLevel: process.env.TEST_LOG_LEVEL ?? 'silent', groupThreads: 1, poolThreads: 2, requestTimeoutMs: 30_000 });
@@ -119,7 +102,16 @@ export async function startStore(t: ExecutionContext, opts: StoreOptions = {}): 
     url,
     stateDir,
     devices,
-    provision: (device) => fetch(`${url}/$/volumes`, { method: 'POST', body: JSON.stringify({ blockPath: device, wipe: Date.now() }) }),
+    // Under the start lock too: another test file's store booting meanwhile mounts every block
+    // device briefly to read its identity, and a device mounted so is refused as IN_USE.
+    provision: async (device) => {
+      const release = await startLock();
+      try {
+        return await fetch(`${url}/$/volumes`, { method: 'POST', body: JSON.stringify({ blockPath: device, wipe: Date.now() }) });
+      } finally {
+        release();
+      }
+    },
   };
   return store;
 }

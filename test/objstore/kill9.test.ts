@@ -190,10 +190,10 @@ const WIDE: Partial<SchedulerArgs> = { drainConcurrency: 4 };
 const SMALL = Array.from({ length: 72 }, (_, i) => 64 * 1024 + Math.floor(((i * 0.6180339887) % 1) * (1024 - 64) * 1024) + i);
 
 test.before(async (t) => {
-  const stateDir = keptStateDir(scope.t, 'hostd-kill9-');
-  const devices = await withLoopDevices(scope.t, 9, 512);
+  const stateDir = keptStateDir(scope, 'hostd-kill9-');
+  const devices = await withLoopDevices(scope, 9, 512);
   // Registered last, run first: no child outlives the file, whatever failed.
-  scope.t.teardown(async () => {
+  scope.teardown(async () => {
     for (const p of [...live]) {
       const gone = new Promise((r) => p.once('exit', r));
       p.kill('SIGKILL');

@@ -10,7 +10,7 @@ const test = anyTest as TestFn<{ store: Store }>;
 const scope = new FileScope();
 
 test.before(async (t) => {
-  t.context = { store: await startStore(scope.t, { volumes: 6 }) };
+  t.context = { store: await startStore(scope, { volumes: 6 }) };
 });
 test.after.always(() => scope.run());
 

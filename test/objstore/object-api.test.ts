@@ -15,7 +15,7 @@ const md5 = (b: Uint8Array) => createHash('md5').update(b).digest('hex');
 
 const scope = new FileScope();
 test.before(async (t) => {
-  t.context.store = await startStore(scope.t, { volumes: 6, sizeMiB: 512 });
+  t.context.store = await startStore(scope, { volumes: 6, sizeMiB: 512 });
 });
 test.after.always(() => scope.run());
 

@@ -30,8 +30,8 @@ const BIG = [6 * MiB + 11, 5.6 * MiB, 5.2 * MiB + 5, 4.8 * MiB, 4.4 * MiB + 1, 4
 const SMALL = Array.from({ length: 24 }, (_, i) => 20_000 + i * 12_345);
 
 test.before(async (t) => {
-  const devices = await withLoopDevices(scope.t, 8, 512);
-  const store = await startStore(scope.t, { devices: devices.slice(0, 6) });
+  const devices = await withLoopDevices(scope, 8, 512);
+  const store = await startStore(scope, { devices: devices.slice(0, 6) });
   const bodies = await putObjects(store.url, 'rb', [...BIG, ...SMALL]);
   // Two empty volumes: the six first ones are now above the target fill, these below it.
   for (const d of devices.slice(6)) {

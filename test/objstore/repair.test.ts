@@ -92,7 +92,7 @@ function assertFaultShape(t: { true(v: boolean, m?: string): void }, faults: Fau
 }
 
 test.before(async (t) => {
-  const store = await startStore(scope.t, { volumes: 6, sizeMiB: 512, scheduler: { repairIntervalMs: 500 } });
+  const store = await startStore(scope, { volumes: 6, sizeMiB: 512, scheduler: { repairIntervalMs: 500 } });
   // One object per case, each over all six volumes (4+2).
   const sizes = { pa: 1024 * 1024 + 77, ins: 200_000, unr: 150_003, tu: 250_000, rm: 100_000, other: 3 * 1024 * 1024 + 5 };
   const bodies = new Map<string, Buffer>();

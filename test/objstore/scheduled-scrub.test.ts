@@ -20,9 +20,9 @@ test.after.always(() => scope.run());
 const DAY = 24 * 3600 * 1000;
 
 test.serial('a full scrub starts by itself when the interval has passed, and only once', async (t) => {
-  const stateDir = keptStateDir(scope.t);
-  const devices = await withLoopDevices(scope.t, 6, 512);
-  const first = await startStore(scope.t, { devices, stateDir, scheduler: { scrubIntervalDays: 1 } });
+  const stateDir = keptStateDir(scope);
+  const devices = await withLoopDevices(scope, 6, 512);
+  const first = await startStore(scope, { devices, stateDir, scheduler: { scrubIntervalDays: 1 } });
   await putObjects(first.url, 'sch', [1000, 300_000, 5]);
   await new Promise((r) => setTimeout(r, 1500));
   t.deepEqual((await api<{ runs: VerifyRun[] }>(`${first.url}/$/verify-runs`)).body.runs, [], 'a new store is not scrubbed on its first day');
@@ -34,7 +34,7 @@ test.serial('a full scrub starts by itself when the interval has passed, and onl
   await cp.save(SCHEDULER_ID, rec!.kind, { ...rec!.state, firstSeenAt: Date.now() - 2 * DAY });
   await cp.close();
 
-  const second = await startStore(scope.t, { devices, stateDir, provision: false, scheduler: { scrubIntervalDays: 1 } });
+  const second = await startStore(scope, { devices, stateDir, provision: false, scheduler: { scrubIntervalDays: 1 } });
   const run = await waitFor('the scheduled run to complete', async () => {
     const runs = (await api<{ runs: VerifyRun[] }>(`${second.url}/$/verify-runs`)).body.runs;
     return runs.length === 1 && runs[0]!.status === 'completed' ? runs[0]! : null;
@@ -46,21 +46,21 @@ test.serial('a full scrub starts by itself when the interval has passed, and onl
   t.deepEqual(Object.values(run.errors), [0, 0, 0, 0, 0, 0, 0]);
   await second.system.shutdown();
 
-  const third = await startStore(scope.t, { devices, stateDir, provision: false, scheduler: { scrubIntervalDays: 1 } });
+  const third = await startStore(scope, { devices, stateDir, provision: false, scheduler: { scrubIntervalDays: 1 } });
   await new Promise((r) => setTimeout(r, 1500));
   t.is((await api<{ runs: VerifyRun[] }>(`${third.url}/$/verify-runs`)).body.runs.length, 1, 'not again until the next interval');
 });
 
 test.serial('interval 0 turns the scheduled scrub off', async (t) => {
-  const stateDir = keptStateDir(scope.t);
-  const devices = await withLoopDevices(scope.t, 6, 512);
-  const first = await startStore(scope.t, { devices, stateDir, scheduler: { scrubIntervalDays: 0 } });
+  const stateDir = keptStateDir(scope);
+  const devices = await withLoopDevices(scope, 6, 512);
+  const first = await startStore(scope, { devices, stateDir, scheduler: { scrubIntervalDays: 0 } });
   await first.system.shutdown();
   const cp = CheckpointStore.open(stateDir);
   const rec = cp.load<SchedulerState>(SCHEDULER_ID)!;
   await cp.save(SCHEDULER_ID, rec.kind, { ...rec.state, firstSeenAt: Date.now() - 1000 * DAY });
   await cp.close();
-  const second = await startStore(scope.t, { devices, stateDir, provision: false, scheduler: { scrubIntervalDays: 0 } });
+  const second = await startStore(scope, { devices, stateDir, provision: false, scheduler: { scrubIntervalDays: 0 } });
   await new Promise((r) => setTimeout(r, 1500));
   t.is((await api<{ runs: VerifyRun[] }>(`${second.url}/$/verify-runs`)).body.runs.length, 0);
 });

@@ -78,10 +78,10 @@ async function runToEnd(base: string, body: unknown): Promise<Run> {
 }
 
 test.before(async (t) => {
-  const good = await withLoopDevices(scope.t, 5, 512);
-  const faulty = await startFaultyDisk(scope.t, 512);
-  const stateDir = keptStateDir(scope.t, 'hostd-scrub-');
-  const store = await startStore(scope.t, { devices: [faulty.device, ...good], stateDir });
+  const good = await withLoopDevices(scope, 5, 512);
+  const faulty = await startFaultyDisk(scope, 512);
+  const stateDir = keptStateDir(scope, 'hostd-scrub-');
+  const store = await startStore(scope, { devices: [faulty.device, ...good], stateDir });
   const vols = (await api<{ volumes: Array<{ id: number; device: string }> }>(`${store.url}/$/volumes`)).body.volumes;
   const slowVol = vols.find((v) => v.device === faulty.device)!.id;
   const spareVol = Math.max(...vols.filter((v) => v.id !== slowVol).map((v) => v.id));
@@ -308,7 +308,7 @@ test.serial('the run history is durable: most recent first, trigger, status and 
   t.is(before[1]!.errors.parityMismatch, 1);
 
   await store.system.shutdown();
-  const again = await startStore(scope.t, { devices: store.devices, stateDir, provision: false });
+  const again = await startStore(scope, { devices: store.devices, stateDir, provision: false });
   t.context.store = again;
   const vols = (await api<{ volumes: Array<{ isMissing: boolean }> }>(`${again.url}/$/volumes`)).body.volumes;
   t.is(vols.length, 6);

@@ -8,6 +8,7 @@ import {
   chunkOffset,
   decodeSliceHeader,
   encodeSliceHeader,
+  headerMismatch,
   SLICE_HEADER_BYTES,
   sliceFileSize,
   SliceFormatError,
@@ -99,4 +100,17 @@ test('chunk geometry: offsets, counts, lengths and file size agree', (t) => {
 
 test('chunkCrc is CRC32C (the check value of "123456789" is e3069283)', (t) => {
   t.is(chunkCrc(Buffer.from('123456789')), 0xe3069283);
+});
+
+test('headerMismatch: null when a header read back is the one expected (object id in any case)', (t) => {
+  const want: SliceHeader = { objectId: '$0123456789abcdef01234567', index: 2, k: 4, m: 2, chunkSize: 65536, objectSize: 1_000_000, sliceSize: 262144 };
+  t.is(headerMismatch({ ...want }, want), null);
+  t.is(headerMismatch({ ...want, objectId: want.objectId.toUpperCase().replace('$', '$') }, want), null);
+});
+
+test('headerMismatch: names another slice, or every geometry field that differs with the record\'s value', (t) => {
+  const want: SliceHeader = { objectId: '$0123456789abcdef01234567', index: 2, k: 4, m: 2, chunkSize: 65536, objectSize: 1_000_000, sliceSize: 262144 };
+  t.is(headerMismatch({ ...want, index: 3 }, want), `the header names slice ${want.objectId}.3`);
+  t.is(headerMismatch({ ...want, objectId: '$ffffffffffffffffffffffff' }, want), 'the header names slice $ffffffffffffffffffffffff.2');
+  t.is(headerMismatch({ ...want, m: 1, sliceSize: 100 }, want), 'header fields differ from the record: m 1 (record: 2), sliceSize 100 (record: 262144)');
 });

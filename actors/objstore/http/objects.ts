@@ -9,6 +9,7 @@ import { contentRange, parseRange, unsatisfiedRange } from '../../../protocols/o
 import type { StoreContext } from '../store/context.js';
 import { ObjectReader } from '../store/get.js';
 import { ObjectWriter } from '../store/put.js';
+import { removeSlices } from '../store/remove.js';
 import { reply, send, sendError, sendFailure, sendHead, type Reply } from './respond.js';
 import { BodyFeed } from './body-feed.js';
 import { streamBody } from './stream.js';
@@ -175,14 +176,7 @@ async function del(ctx: StoreContext, r: Reply, rec: ObjectRecord): Promise<void
     const removed = await ctx.meta.removeObject(rec);
     if (!removed) return sendError(r, 404, 'NOT_FOUND', `object ${rec.id} does not exist`);
     const volumes = [...rec.dataVolumes, ...rec.parityVolumes];
-    const results = await Promise.allSettled(
-      volumes.map(async (v, index) => {
-        const ref = ctx.volume(v);
-        if (!ref) throw new Error(`volume ${v} is not present`);
-        await ref.request({ type: 'delete', objectId: rec.id, index });
-      }),
-    );
-    const left = results.filter((x) => x.status === 'rejected').length;
+    const left = (await removeSlices(ctx, rec.id, volumes)).length;
     if (left) {
       // The record is gone; the slices left behind are queued for removal when their volume is back.
       await ctx.meta.intents.put(rec.id, { id: rec.id, path: rec.path, volumes, startedAt: Date.now() });

@@ -1,13 +1,34 @@
-/** What the data path needs from the object store actor. */
+/**
+ * What the data path needs from the actor that runs it. Two sides, two interfaces:
+ * - SliceContext: reading, verifying and relocating slices (the store's GETs and verify-file, and
+ *   the maintenance scheduler): the metadata, the volumes, the CPU pool, read buffers.
+ * - StoreContext: the store actor's full data path, which also writes objects (PUT limits, where
+ *   new slices go, the stripe coders, the paths being written).
+ */
 import type { Logger } from 'pino';
-import type { ActorRef, TaskArg, TaskName, TaskResult } from '../../../runtime/index.js';
+import { ActorError, type ActorRef, type TaskArg, type TaskName, type TaskResult } from '../../../runtime/index.js';
 import type { VolumeProtocol } from '../../volume/messages.js';
 import type { StripeCoderProtocol } from '../../stripe-coder/messages.js';
 import type { Metadata } from '../metadata.js';
 import type { BufferPool } from './buffers.js';
 
-export interface StoreSettings {
+export interface SliceSettings {
+  /** a volume request's deadline is twice this */
   ioTimeoutMs: number;
+}
+
+export interface SliceContext {
+  meta: Metadata;
+  log: Logger;
+  settings: SliceSettings;
+  /** The actor of a volume that is present and running, or null. */
+  volume(id: number): ActorRef<VolumeProtocol> | null;
+  runTask<N extends TaskName>(name: N, arg: TaskArg<N>, transfer?: ArrayBuffer[]): Promise<TaskResult<N>>;
+  /** Read buffers, reused across reads. */
+  buffers: BufferPool;
+}
+
+export interface StoreSettings extends SliceSettings {
   maxObjectBytes: number;
   bodyIdleTimeoutMs: number;
   maxChunkSize: number;
@@ -15,15 +36,10 @@ export interface StoreSettings {
   stripesInFlight: number;
 }
 
-export interface StoreContext {
-  meta: Metadata;
-  log: Logger;
+export interface StoreContext extends SliceContext {
   settings: StoreSettings;
-  /** The actor of a volume that is present and running, or null. */
-  volume(id: number): ActorRef<VolumeProtocol> | null;
   /** Volumes that take new slices now, with their free space. */
   writable(): Array<{ id: number; bytesFree: number }>;
-  runTask<N extends TaskName>(name: N, arg: TaskArg<N>, transfer?: ArrayBuffer[]): Promise<TaskResult<N>>;
   /** The stripe coder a new PUT is pinned to (its MD5 and parity: actors/stripe-coder). */
   stripeCoder(): ActorRef<StripeCoderProtocol>;
   /** Paths with a PUT in progress (a second PUT to one of them is refused at once). */
@@ -44,4 +60,15 @@ export class StoreError extends Error {
     this.code = code;
     this.headers = headers;
   }
+}
+
+/**
+ * The code of a failed slice operation, as faults record it: a volume's refusal code (EIO,
+ * CHECKSUM, MISSING, ...) or the runtime's (TIMEOUT, ACTOR_STOPPED, ...), a StoreError's code,
+ * else 'ERROR'.
+ */
+export function errorCode(err: unknown): string {
+  if (err instanceof ActorError) return err.appCode ?? err.code;
+  if (err instanceof StoreError) return err.code;
+  return 'ERROR';
 }

@@ -7,9 +7,9 @@
  */
 import type { ObjectRecord } from '../../../protocols/objstore/headers.js';
 import { dataChunkLength, geometry, parityChunkLength, stripeOffset, stripeRange, type Geometry } from '../../../protocols/objstore/stripes.js';
-import { ActorError } from '../../../runtime/index.js';
+import { volumeOf } from '../../../protocols/objstore/layout.js';
 import type { ReadReply } from '../../volume/messages.js';
-import { StoreError, type StoreContext } from './context.js';
+import { errorCode, StoreError, type SliceContext, type StoreSettings } from './context.js';
 import { ReadBudget } from './read-budget.js';
 
 /**
@@ -43,13 +43,13 @@ type SliceChunks = Uint8Array[];
  * Chunks of slice `index` of an object for stripes first..last (an empty array where a data
  * slice holds no chunk), read from its volume, which checks every chunk's CRC32C.
  */
-export async function readSliceChunks(ctx: StoreContext, rec: ObjectRecord, g: Geometry, index: number, first: number, last: number, kept?: ArrayBuffer[]): Promise<Uint8Array[]> {
+export async function readSliceChunks(ctx: SliceContext, rec: ObjectRecord, g: Geometry, index: number, first: number, last: number, kept?: ArrayBuffer[]): Promise<Uint8Array[]> {
   const isData = index < g.k;
   const lens: number[] = [];
   for (let s = first; s <= last; s++) lens.push(isData ? dataChunkLength(g, s, index) : parityChunkLength(g, s));
   const count = lens.filter((l) => l > 0).length;
   if (count === 0) return lens.map(() => new Uint8Array(0));
-  const volumeId = index < rec.k ? rec.dataVolumes[index]! : rec.parityVolumes[index - rec.k]!;
+  const volumeId = volumeOf(rec, index);
   const ref = ctx.volume(volumeId);
   if (!ref) throw new StoreError(503, 'MISSING', `volume ${volumeId} is not present`);
   // With `kept`, the read goes into a pooled buffer, which the caller gives back once it has
@@ -74,14 +74,17 @@ export async function readSliceChunks(ctx: StoreContext, rec: ObjectRecord, g: G
   return out;
 }
 
+/** What a GET reads with: the slice side of the data path, and how many stripes to read at once. */
+export type ReaderContext = SliceContext & { settings: Pick<StoreSettings, 'ioTimeoutMs' | 'stripesInFlight'> };
+
 export class ObjectReader {
-  private readonly ctx: StoreContext;
+  private readonly ctx: ReaderContext;
   private readonly rec: ObjectRecord;
   private readonly g: Geometry;
   /** slices found bad during this read: not asked again */
   private readonly bad = new Set<number>();
 
-  constructor(ctx: StoreContext, rec: ObjectRecord) {
+  constructor(ctx: ReaderContext, rec: ObjectRecord) {
     this.ctx = ctx;
     this.rec = rec;
     this.g = geometry(rec.size, rec.k, rec.m, rec.chunkSize);
@@ -174,20 +177,16 @@ export class ObjectReader {
     return readSliceChunks(this.ctx, this.rec, this.g, index, batch.first, batch.last, batch.buffers);
   }
 
-  private volumeOf(index: number): number {
-    return index < this.rec.k ? this.rec.dataVolumes[index]! : this.rec.parityVolumes[index - this.rec.k]!;
-  }
-
   /** A slice could not be read: remember it, record the fault, return null. */
   private failed(index: number, err: unknown): null {
-    const code = err instanceof ActorError ? (err.appCode ?? err.code) : err instanceof StoreError ? err.code : 'ERROR';
+    const code = errorCode(err);
     const message = (err as Error).message ?? String(err);
     if (!this.bad.has(index)) {
       this.bad.add(index);
-      const volumeId = this.volumeOf(index);
+      const volumeId = volumeOf(this.rec, index);
       // A slice relocated (drain, rebalance, repair) since this read began: not a fault.
       const now = this.ctx.meta.objects.get(this.rec.id);
-      if (now && (index < now.k ? now.dataVolumes[index] : now.parityVolumes[index - now.k]) !== volumeId) return null;
+      if (now && volumeOf(now, index) !== volumeId) return null;
       this.ctx.log.warn({ objectId: this.rec.id, sliceIndex: index, volumeId, code, err: message }, 'bad slice found by a read; reconstructing');
       void this.ctx.meta.recordFault({ objectId: this.rec.id, sliceIndex: index, volumeId, code, message }).catch(() => undefined);
     }

@@ -9,13 +9,14 @@ import { randomBytes } from 'node:crypto';
 import type { ObjectRecord } from '../../../protocols/objstore/headers.js';
 import { chunkSizeFor, pickVolumes, schemeFor } from '../../../protocols/objstore/layout.js';
 import { newObjectId } from '../../../protocols/objstore/object-id.js';
-import { dataChunkLength, geometry, parityChunkLength, sliceSize, type Geometry } from '../../../protocols/objstore/stripes.js';
-import { ActorError } from '../../../runtime/index.js';
-import type { ActorRef } from '../../../runtime/index.js';
+import { dataChunkLength, geometry, parityChunkLength, sliceHeaderFor, type Geometry } from '../../../protocols/objstore/stripes.js';
+import { ActorError, refusalOf, type ActorRef } from '../../../runtime/index.js';
+import type { VolumeProtocol } from '../../volume/messages.js';
 import type { StripeCoderProtocol } from '../../stripe-coder/messages.js';
 import type { PathConflict } from '../metadata.js';
 import { BufferPool } from './buffers.js';
 import { StoreError, type StoreContext } from './context.js';
+import { removeSlices } from './remove.js';
 
 /**
  * Stripes and their parity live in shared memory: the stripe coder reads a stripe and writes its
@@ -56,7 +57,8 @@ export function conflictError(path: string, c: PathConflict): StoreError {
 
 export class ObjectWriter {
   readonly id: string;
-  readonly g: Geometry;
+  /** The object's stripes: k, m, chunk size (protocols/objstore/stripes.ts). */
+  readonly geometry: Geometry;
   private readonly ctx: StoreContext;
   private readonly req: PutRequest;
   private readonly volumes: number[];
@@ -84,7 +86,7 @@ export class ObjectWriter {
     this.ctx = ctx;
     this.req = req;
     this.id = id;
-    this.g = g;
+    this.geometry = g;
     this.volumes = volumes;
     this.coder = ctx.stripeCoder();
     this.stripe = new Uint8Array(shared.take(Math.max(1, g.stripeBytes)));
@@ -135,7 +137,7 @@ export class ObjectWriter {
             type: 'create',
             objectId: id,
             index,
-            header: { objectId: id, index, k: g.k, m: g.m, chunkSize: g.chunkSize, objectSize: g.size, sliceSize: sliceSize(g, index) },
+            header: sliceHeaderFor(g, id, index),
           }),
         ),
       );
@@ -167,7 +169,7 @@ export class ObjectWriter {
       this.stripe.set(chunk.subarray(off, off + n), this.filled);
       this.filled += n;
       off += n;
-      if (this.filled === this.g.stripeBytes) this.flush();
+      if (this.filled === this.geometry.stripeBytes) this.flush();
     }
     return this.inflight < this.ctx.settings.stripesInFlight;
   }
@@ -211,14 +213,14 @@ export class ObjectWriter {
     const rec: ObjectRecord = {
       id: this.id,
       path: this.req.path,
-      size: this.g.size,
+      size: this.geometry.size,
       mime: this.req.mime,
       md5,
-      k: this.g.k,
-      m: this.g.m,
-      chunkSize: this.g.chunkSize,
-      dataVolumes: this.volumes.slice(0, this.g.k),
-      parityVolumes: this.volumes.slice(this.g.k),
+      k: this.geometry.k,
+      m: this.geometry.m,
+      chunkSize: this.geometry.chunkSize,
+      dataVolumes: this.volumes.slice(0, this.geometry.k),
+      parityVolumes: this.volumes.slice(this.geometry.k),
       createdAt: Date.now(),
     };
     const c = await this.ctx.meta.commitObject(rec);
@@ -242,17 +244,9 @@ export class ObjectWriter {
     if (!this.created) return;
     await Promise.allSettled([...this.pending, this.intentDurable]);
     this.coder.send({ type: 'forget', put: this.id });
-    const results = await Promise.allSettled(
-      this.volumes.map(async (vol, index) => {
-        const ref = this.ctx.volume(vol);
-        if (!ref) throw new Error(`volume ${vol} is not running`);
-        await ref.request({ type: 'abort', objectId: this.id, index });
-        await ref.request({ type: 'delete', objectId: this.id, index });
-      }),
-    );
-    if (results.every((r) => r.status === 'fulfilled')) await this.ctx.meta.intents.remove(this.id);
+    const why = await removeSlices(this.ctx, this.id, this.volumes, { writing: true });
+    if (!why.length) await this.ctx.meta.intents.remove(this.id);
     else {
-      const why = results.flatMap((r) => (r.status === 'rejected' ? [String((r.reason as Error)?.message ?? r.reason)] : []));
       this.ctx.log.warn({ objectId: this.id, why }, 'some slices of an aborted PUT could not be removed; the intent stays and boot clean-up retries');
     }
   }
@@ -267,7 +261,7 @@ export class ObjectWriter {
     const s = this.stripeNo++;
     const full = this.stripe;
     const filled = this.filled;
-    this.stripe = new Uint8Array(shared.take(this.g.stripeBytes));
+    this.stripe = new Uint8Array(shared.take(this.geometry.stripeBytes));
     this.filled = 0;
     this.inflight++;
     const encoded = this.encode(s, full, filled);
@@ -277,7 +271,7 @@ export class ObjectWriter {
       const e = await encoded;
       // The last stripe waits for the intent (if it is not on disk yet: small objects), so that its
       // appends can commit their slices: one round trip to the volumes instead of two.
-      if (s === this.g.stripes - 1) await this.intentDurable;
+      if (s === this.geometry.stripes - 1) await this.intentDurable;
       return { written: this.append(s, e) };
     });
     this.order = issued.then(
@@ -304,15 +298,15 @@ export class ObjectWriter {
    * stripe out as k shards of the stripe's shard size, padded with zeros (in a new buffer).
    */
   private async encode(s: number, buf: Uint8Array, filled: number): Promise<Encoded> {
-    const { k, m, chunkSize } = this.g;
-    const shard = parityChunkLength(this.g, s);
+    const { k, m: parityCount, chunkSize } = this.geometry;
+    const shard = parityChunkLength(this.geometry, s);
     const full = shard === chunkSize && filled === k * chunkSize && buf.byteOffset === 0 && buf.buffer.byteLength === filled;
-    const lengths = full ? null : Array.from({ length: k }, (_, i) => dataChunkLength(this.g, s, i));
+    const lengths = full ? null : Array.from({ length: k }, (_, i) => dataChunkLength(this.geometry, s, i));
     const stripe = buf.buffer as SharedArrayBuffer;
-    const parity = m > 0 ? shared.take(m * shard) : null;
+    const parity = parityCount > 0 ? shared.take(parityCount * shard) : null;
     // If this fails, the coder may still be reading the stripe or writing the parity: neither
     // goes back to the pool (append gives them back, only after every volume answered).
-    const r = await this.coder.request({ type: 'stripe', put: this.id, seq: s, k, m, shard, data: stripe, filled, lengths, parity }, { timeoutMs: this.ctx.settings.ioTimeoutMs });
+    const r = await this.coder.request({ type: 'stripe', put: this.id, seq: s, k, m: parityCount, shard, data: stripe, filled, lengths, parity }, { timeoutMs: this.ctx.settings.ioTimeoutMs });
     return { stripe, data: r.data, parity, shard };
   }
 
@@ -324,20 +318,20 @@ export class ObjectWriter {
    * committed by finish.
    */
   private append(s: number, e: Encoded): Promise<unknown> {
-    const { k, m } = this.g;
+    const { k, m: parityCount } = this.geometry;
     const { data, parity, shard } = e;
     const writes: Array<Promise<unknown>> = [];
-    const commit = s === this.g.stripes - 1 && this.intentFlushed;
+    const commit = s === this.geometry.stripes - 1 && this.intentFlushed;
     const send = (index: number, from: ArrayBuffer | SharedArrayBuffer, offset: number, len: number) => {
       const ref = this.vol(this.volumes[index]!);
       if (commit) this.committed.add(index);
       writes.push(ref.request({ type: 'append', objectId: this.id, index, chunk: s, data: new Uint8Array(from, offset, len), commit }));
     };
     for (let i = 0; i < k; i++) {
-      const len = dataChunkLength(this.g, s, i);
+      const len = dataChunkLength(this.geometry, s, i);
       if (len > 0) send(i, data, i * shard, len);
     }
-    for (let j = 0; j < m; j++) send(k + j, parity!, j * shard, shard);
+    for (let j = 0; j < parityCount; j++) send(k + j, parity!, j * shard, shard);
     // Reused only when every volume answered: one that timed out may still read its chunk.
     return Promise.all(writes).then(() => {
       shared.give(e.stripe);
@@ -348,7 +342,7 @@ export class ObjectWriter {
   asStoreError(err: unknown): StoreError {
     if (err instanceof StoreError) return err;
     if (err instanceof ActorError) {
-      if (err.appCode === 'READ_ONLY') return new StoreError(503, 'VOLUME_READ_ONLY', `a chosen volume refused the write: ${err.message}`);
+      if (refusalOf<VolumeProtocol>(err) === 'READ_ONLY') return new StoreError(503, 'VOLUME_READ_ONLY', `a chosen volume refused the write: ${err.message}`);
       return new StoreError(503, 'VOLUME_WRITE_FAILED', `writing a slice failed: ${err.message}`);
     }
     return new StoreError(500, 'INTERNAL', (err as Error).message ?? String(err));

@@ -12,10 +12,10 @@
  */
 import { createHash } from 'node:crypto';
 import type { ObjectRecord } from '../../../protocols/objstore/headers.js';
-import { dataChunkLength, geometry, parityChunkLength, sliceSize } from '../../../protocols/objstore/stripes.js';
-import { ActorError } from '../../../runtime/index.js';
+import { headerMismatch } from '../../../protocols/objstore/slice-format.js';
+import { dataChunkLength, geometry, parityChunkLength, sliceHeaderFor } from '../../../protocols/objstore/stripes.js';
 import { readSliceChunks } from './get.js';
-import { StoreError, type StoreContext } from './context.js';
+import { errorCode, type SliceContext } from './context.js';
 
 export type SliceStatus = 'ok' | 'missing' | 'bad-header' | 'unreadable' | 'checksum' | 'parity-mismatch' | 'timeout';
 
@@ -42,14 +42,14 @@ const STRIPES_PER_READ = 16;
 
 function classify(err: unknown): { status: SliceStatus; detail: string } {
   const detail = (err as Error).message ?? String(err);
-  const code = err instanceof ActorError ? (err.appCode ?? err.code) : err instanceof StoreError ? err.code : 'ERROR';
+  const code = errorCode(err);
   if (code === 'MISSING' || code === 'NOT_FOUND') return { status: 'missing', detail };
   if (code === 'CHECKSUM') return { status: 'checksum', detail };
   if (code === 'TIMEOUT') return { status: 'timeout', detail };
   return { status: 'unreadable', detail: `${code}: ${detail}` };
 }
 
-export async function verifyObject(ctx: StoreContext, rec: ObjectRecord, mode: 'light' | 'full'): Promise<VerifyResult> {
+export async function verifyObject(ctx: SliceContext, rec: ObjectRecord, mode: 'light' | 'full'): Promise<VerifyResult> {
   const g = geometry(rec.size, rec.k, rec.m, rec.chunkSize);
   const volumes = [...rec.dataVolumes, ...rec.parityVolumes];
   const slices: SliceResult[] = volumes.map((volumeId, index) => ({ index, kind: index < rec.k ? 'data' : 'parity', volumeId, status: 'ok', detail: null }));
@@ -64,10 +64,8 @@ export async function verifyObject(ctx: StoreContext, rec: ObjectRecord, mode: '
       if (!ref) return mark(s.index, 'missing', `volume ${s.volumeId} is not present`);
       try {
         const h = await ref.request({ type: 'readHeader', objectId: rec.id, index: s.index }, { timeoutMs: ctx.settings.ioTimeoutMs * 2 });
-        const want = { k: rec.k, m: rec.m, chunkSize: rec.chunkSize, objectSize: rec.size, sliceSize: sliceSize(g, s.index) };
-        const wrong = Object.entries(want).filter(([f, v]) => (h as unknown as Record<string, number>)[f] !== v);
-        if (h.objectId.toLowerCase() !== rec.id.toLowerCase() || h.index !== s.index) mark(s.index, 'bad-header', `the header names slice ${h.objectId}.${h.index}`);
-        else if (wrong.length) mark(s.index, 'bad-header', `header fields differ from the record: ${wrong.map(([f, v]) => `${f} ${(h as unknown as Record<string, number>)[f]} (record: ${v})`).join(', ')}`);
+        const wrong = headerMismatch(h, sliceHeaderFor(g, rec.id, s.index));
+        if (wrong) mark(s.index, 'bad-header', wrong);
       } catch (err) {
         const c = classify(err);
         mark(s.index, c.status, c.detail);

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { readFileSync } from 'node:fs';
-import { DEFAULT_CHUNK_SIZE, SMALL_OBJECT_BYTES, chunkSizeFor, defaultScheme, pickVolumes, schemeFor } from '../../../protocols/objstore/layout.js';
+import { DEFAULT_CHUNK_SIZE, SMALL_OBJECT_BYTES, chunkSizeFor, defaultScheme, pickVolumes, schemeFor, takesNewSlices, volumeOf, type VolumeFlags } from '../../../protocols/objstore/layout.js';
 
 test('the module is pure: no imports, no timers', (t) => {
   const src = readFileSync(new URL('../../../protocols/objstore/layout.js', import.meta.url), 'utf8');
@@ -187,4 +187,22 @@ test('pickVolumes: a pseudo-random property check against a reference sort', (t)
     const ref = [...vols].sort((a, b) => (a.bytesFree !== b.bytesFree ? b.bytesFree - a.bytesFree : a.id - b.id)).slice(0, count).map((v) => v.id);
     t.deepEqual(got, ref);
   }
+});
+
+test('volumeOf: data slices 0..k-1 are on dataVolumes, parity slices k..k+m-1 on parityVolumes', (t) => {
+  const rec = { k: 3, dataVolumes: [7, 2, 9], parityVolumes: [4, 11] };
+  t.deepEqual([0, 1, 2, 3, 4].map((i) => volumeOf(rec, i)), [7, 2, 9, 4, 11]);
+  t.is(volumeOf({ k: 1, dataVolumes: [5], parityVolumes: [] }, 0), 5, 'k = 1, m = 0');
+});
+
+test('takesNewSlices: only an enabled, writable, healthy volume that is neither draining nor deleted', (t) => {
+  const live: VolumeFlags = { isEnabled: true, isReadOnly: false, isHealthy: true, isDraining: false, isDeleted: false };
+  t.true(takesNewSlices(live));
+  t.false(takesNewSlices({ ...live, isEnabled: false }), 'disabled');
+  t.false(takesNewSlices({ ...live, isReadOnly: true }), 'read-only');
+  t.false(takesNewSlices({ ...live, isHealthy: false }), 'unhealthy');
+  t.false(takesNewSlices({ ...live, isDraining: true }), 'draining');
+  // object-store.md: "A deleted volume is a tombstone". PUT /$/volumes/{id} may set isDeleted
+  // alone, leaving the other flags as they were: the tombstone still takes nothing.
+  t.false(takesNewSlices({ ...live, isDeleted: true }), 'a deleted volume (a tombstone) with every other flag live');
 });

@@ -6,6 +6,7 @@ import {
   geometry,
   parityChunkLength,
   sliceChunkLengths,
+  sliceHeaderFor,
   sliceSize,
   stripeOffset,
   stripeRange,
@@ -228,4 +229,12 @@ test('out-of-range stripes, indexes and byte ranges are RangeErrors', (t) => {
   }
   const noParity = geometry(10, 2, 0, 8);
   t.throws(() => sliceChunkLengths(noParity, 2), { instanceOf: RangeError }, 'no parity slices when m = 0');
+});
+
+test('sliceHeaderFor: the object id, the index, the geometry and the slice\'s own payload size', (t) => {
+  const g = geometry(1_000_000, 4, 2, 65536);
+  const id = '$0123456789abcdef01234567';
+  t.deepEqual(sliceHeaderFor(g, id, 1), { objectId: id, index: 1, k: 4, m: 2, chunkSize: 65536, objectSize: 1_000_000, sliceSize: sliceSize(g, 1) });
+  t.is(sliceHeaderFor(g, id, 5).sliceSize, sliceSize(g, 5), 'a parity slice');
+  t.throws(() => sliceHeaderFor(g, id, 6), { instanceOf: RangeError }, 'no slice 6 in a 4+2 object');
 });
