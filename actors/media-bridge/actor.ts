@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { defineActor, ActorError, type ActorContext } from '../../runtime/index.js';
-import { closeApp, listen, loadUws } from '../../runtime/http/uws.js';
+import { closeApp, listen, loadUws, type TemplatedApp, type us_listen_socket } from '../../runtime/http/uws.js';
 import { failure, parseCommand, type CommandFailure, type CommandReply } from '../../protocols/media/envelope.js';
 import { checkCommand, SESSIONLESS, type Command } from '../../protocols/media/commands.js';
 import { isWebRtcSdp } from '../../protocols/media/sdp/index.js';
@@ -241,16 +241,22 @@ class Front {
   }
 }
 
-const fronts = new WeakMap<Ctx, Front>();
-const ports = new WeakMap<Ctx, number>();
+/** What the front holds while it runs: the registry, and the command WebSocket's app and listen socket. */
+interface Live {
+  front: Front;
+  app: TemplatedApp;
+  socket: us_listen_socket;
+  /** The bound port (tests listen on port 0). */
+  port: number;
+}
 
-export default defineActor<BridgeProtocol, null, BridgeArgs>({
+export default defineActor<BridgeProtocol, null, BridgeArgs, Live>({
   kind: 'media-bridge',
-  async init(ctx) {
+  init: () => null,
+  async open(ctx) {
     const a = ctx.args;
     const uws = loadUws();
     const front = new Front(ctx);
-    fronts.set(ctx, front);
     const conns = new Map<WebSocket<unknown>, Conn>();
     const app = uws.App().ws('/*', {
       maxPayloadLength: 256 * 1024,
@@ -285,15 +291,15 @@ export default defineActor<BridgeProtocol, null, BridgeArgs>({
       },
     });
     const { socket, port } = await listen(app, a.host, a.port);
-    ports.set(ctx, port);
-    ctx.onCleanup(() => closeApp(app, socket));
     ctx.log.info({ host: a.host, port, auth: a.token ? 'bearer' : 'none (loopback)' }, 'media bridge command channel listening');
-    return null;
+    return { front, app, socket, port };
   },
+  /** Stop listening and close every connection (a worker thread must, before it ends). */
+  close: ({ app, socket }) => closeApp(app, socket),
   handlers: {
-    event: (msg, ctx) => fronts.get(ctx)!.event(msg.sessionId, msg.event, msg.data),
-    sessionIdle: (msg, ctx) => fronts.get(ctx)!.idle(msg.sessionId),
-    info: (_msg, ctx) => ({ port: ports.get(ctx)!, sessions: fronts.get(ctx)!.sessions.size }),
-    owns: (msg, ctx) => fronts.get(ctx)!.owns(msg.sessionId),
+    event: (msg, _ctx, { front }) => front.event(msg.sessionId, msg.event, msg.data),
+    sessionIdle: (msg, _ctx, { front }) => front.idle(msg.sessionId),
+    info: (_msg, _ctx, { front, port }) => ({ port, sessions: front.sessions.size }),
+    owns: (msg, _ctx, { front }) => front.owns(msg.sessionId),
   },
 });

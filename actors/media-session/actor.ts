@@ -5,16 +5,11 @@
  * stop closes every socket; sessions are not restored after a restart (sockets and peers
  * cannot be), so the actor is `temporary` and keeps no checkpoint.
  */
-import { defineActor, type ActorContext } from '../../runtime/index.js';
+import { defineActor } from '../../runtime/index.js';
 import type { BridgeProtocol } from '../media-bridge/messages.js';
 import type { SessionArgs, SessionProtocol } from './messages.js';
 import { Session } from './session.js';
 import { packetsCounter } from './metrics.js';
-
-type Ctx = ActorContext<null, SessionArgs>;
-
-const sessions = new WeakMap<Ctx, Session>();
-const get = (ctx: Ctx) => sessions.get(ctx)!;
 
 function copy(data: Uint8Array): ArrayBuffer {
   const ab = new ArrayBuffer(data.byteLength);
@@ -22,9 +17,11 @@ function copy(data: Uint8Array): ArrayBuffer {
   return ab;
 }
 
-export default defineActor<SessionProtocol, null, SessionArgs>({
+export default defineActor<SessionProtocol, null, SessionArgs, Session>({
   kind: 'media-session',
-  init(ctx) {
+  init: () => null,
+  /** The session is the live value: the runtime closes it (and every socket it holds) when the actor ends. */
+  open(ctx) {
     const bridge = ctx.ref<BridgeProtocol>(ctx.args.bridge);
     const sessionId = ctx.args.sessionId;
     const session = new Session(ctx.args, {
@@ -45,8 +42,6 @@ export default defineActor<SessionProtocol, null, SessionArgs>({
       setInterval: (fn, ms) => ctx.setInterval(fn, ms),
       countPacket: (kind, n) => packetsCounter.inc({ kind }, n),
     });
-    sessions.set(ctx, session);
-    ctx.onCleanup(() => session.close());
     // A front that restarted has an empty registry: a session it does not know is unreachable,
     // so it ends itself (closing its sockets) rather than hold ports for nobody.
     const check = () =>
@@ -61,22 +56,21 @@ export default defineActor<SessionProtocol, null, SessionArgs>({
       );
     const every = ctx.args.ownerCheckMs ?? 5000;
     ctx.setTimeout(() => ctx.setInterval(check, every), Math.floor(Math.random() * every));
-    return null;
+    return session;
   },
   handlers: {
-    command: (msg, ctx) => get(ctx).command(msg.command, msg.targetActor),
-    adopt: (msg, ctx) => get(ctx).adopt(msg.snapshot, msg.from),
-    relayIn: (msg, ctx) => get(ctx).relayedIn(msg.endpointId, new Uint8Array(msg.data), msg.address, msg.port, msg.rtcp),
-    relayOut: (msg, ctx) => {
-      const r = get(ctx).relays.get(msg.endpointId);
+    command: (msg, _ctx, session) => session.command(msg.command, msg.targetActor),
+    adopt: (msg, _ctx, session) => session.adopt(msg.snapshot, msg.from),
+    relayIn: (msg, _ctx, session) => session.relayedIn(msg.endpointId, new Uint8Array(msg.data), msg.address, msg.port, msg.rtcp),
+    relayOut: (msg, _ctx, session) => {
+      const r = session.relays.get(msg.endpointId);
       r?.sockets.send(new Uint8Array(msg.data), msg.address, msg.port, msg.rtcp);
     },
-    relayRetarget: (msg, ctx) => {
-      const r = get(ctx).relays.get(msg.endpointId);
+    relayRetarget: (msg, _ctx, session) => {
+      const r = session.relays.get(msg.endpointId);
       if (r) r.target = msg.to;
     },
-    relayClose: (msg, ctx) => {
-      const s = get(ctx);
+    relayClose: (msg, ctx, s) => {
       if (s.relayClosed(msg.endpointId, msg.closeSockets) && s.destroyed) {
         ctx.ref<BridgeProtocol>(ctx.args.bridge).send({ type: 'sessionIdle', sessionId: ctx.args.sessionId });
       }
