@@ -62,16 +62,10 @@ export default defineActor<SessionProtocol, null, SessionArgs, Session>({
     command: (msg, _ctx, session) => session.command(msg.command, msg.targetActor),
     adopt: (msg, _ctx, session) => session.adopt(msg.snapshot, msg.from),
     relayIn: (msg, _ctx, session) => session.relayedIn(msg.endpointId, new Uint8Array(msg.data), msg.address, msg.port, msg.rtcp),
-    relayOut: (msg, _ctx, session) => {
-      const r = session.relays.get(msg.endpointId);
-      r?.sockets.send(new Uint8Array(msg.data), msg.address, msg.port, msg.rtcp);
-    },
-    relayRetarget: (msg, _ctx, session) => {
-      const r = session.relays.get(msg.endpointId);
-      if (r) r.target = msg.to;
-    },
-    relayClose: (msg, ctx, s) => {
-      if (s.relayClosed(msg.endpointId, msg.closeSockets) && s.destroyed) {
+    relayOut: (msg, _ctx, session) => session.sendRelayed(msg.endpointId, new Uint8Array(msg.data), msg.address, msg.port, msg.rtcp),
+    relayRetarget: (msg, _ctx, session) => session.retargetRelay(msg.endpointId, msg.to),
+    relayClose: (msg, ctx, session) => {
+      if (session.closeRelay(msg.endpointId, msg.closeSockets)) {
         ctx.ref<BridgeProtocol>(ctx.args.bridge).send({ type: 'sessionIdle', sessionId: ctx.args.sessionId });
       }
     },

@@ -13,7 +13,7 @@ import type { Command } from '../../protocols/media/commands.js';
 import { routingPlan, type Route, type RouteNode } from '../../protocols/media/routing.js';
 import { stampEvent, stampForwarded, stampGenerated } from '../../protocols/media/outbound.js';
 import type { RtpHeader } from '../../protocols/media/rtp.js';
-import type { CodecName } from '../../protocols/media/types.js';
+import type { CodecName, Direction } from '../../protocols/media/types.js';
 import { rtpTimestampIncrement } from './codecs.js';
 import { Mixer, type MixSource } from './mixer.js';
 import { RtpEndpoint, type RtpHost } from './rtp-endpoint.js';
@@ -60,8 +60,10 @@ const MAX_HELD_IN_TRANSFER = 50;
 export class Session implements RtpHost {
   readonly endpoints = new Map<string, Endpoint>();
   /** Sockets of endpoints that moved to a session on another thread: we relay their media. */
-  readonly relays = new Map<string, { sockets: SocketPair; target: string }>();
-  destroyed = false;
+  private readonly relays = new Map<string, { sockets: SocketPair; target: string }>();
+  /** Set once, by close() (session.destroy, or the actor ending): no more commands or endpoints. */
+  private isClosed = false;
+  private housekeepingTimer: NodeJS.Timeout | null = null;
   private plan = new Map<string, Route>();
   /** Per source: where its packets go, worked out once per change of routing. */
   private targetsOf = new Map<string, Target[]>();
@@ -82,7 +84,9 @@ export class Session implements RtpHost {
     private readonly env: SessionEnv,
   ) {
     // Sessions made together must not all do their housekeeping in the same millisecond.
-    env.setTimeout(() => env.setInterval(() => this.housekeeping(), 1000), Math.floor(Math.random() * 1000));
+    this.housekeepingTimer = env.setTimeout(() => {
+      this.housekeepingTimer = env.setInterval(() => this.housekeeping(), 1000);
+    }, Math.floor(Math.random() * 1000));
   }
 
   get actorId(): string {
@@ -98,6 +102,7 @@ export class Session implements RtpHost {
   // ---- commands ----------------------------------------------------------------------------
 
   async command(c: SessionCommand, targetActor?: string): Promise<CommandOutcome> {
+    if (this.isClosed) return fail('SESSION_NOT_FOUND', `session ${this.args.sessionId} is closed (destroyed, or its actor is ending); it takes no more commands`);
     // A command may change routes, streams or negotiation: the native rules' state comes back first.
     if (c.method === 'session.info') this.fast.readAll();
     else this.fast.takeAll();
@@ -167,7 +172,7 @@ export class Session implements RtpHost {
         if (!ep) return this.noEndpoint(c.params.endpoint_id);
         this.detach(ep);
         const removedAt = Date.now();
-        this.closeEndpoint(ep);
+        ep.close();
         return ok({ removed_at_epoch_ms: removedAt });
       }
       case 'endpoint.transfer':
@@ -179,7 +184,7 @@ export class Session implements RtpHost {
     }
   }
 
-  private async newRtp(direction: import('../../protocols/media/types.js').Direction): Promise<{ ok: true; ep: RtpEndpoint } | { ok: false; outcome: CommandOutcome }> {
+  private async newRtp(direction: Direction): Promise<{ ok: true; ep: RtpEndpoint } | { ok: false; outcome: CommandOutcome }> {
     if (this.endpoints.size >= this.args.maxEndpoints) return { ok: false, outcome: this.full() };
     let sockets: SocketPair;
     try {
@@ -192,7 +197,7 @@ export class Session implements RtpHost {
   }
 
   private discard(ep: RtpEndpoint, message: string): CommandOutcome {
-    ep.sockets?.close();
+    ep.close();
     return fail('ENDPOINT_ERROR', message);
   }
 
@@ -222,12 +227,6 @@ export class Session implements RtpHost {
     this.endpoints.delete(ep.id);
     this.mixer.forget(ep.id);
     this.replan();
-  }
-
-  private closeEndpoint(ep: Endpoint): void {
-    if (ep.type !== 'rtp') return;
-    if (ep.sockets) ep.sockets.close();
-    else this.env.relayClose(ep.home.actor, ep.id, true);
   }
 
   // ---- transfer ----------------------------------------------------------------------------
@@ -285,7 +284,7 @@ export class Session implements RtpHost {
 
   /** Transfer in: take an endpoint from another session. */
   adopt(snapshot: EndpointSnapshot, from: string): CommandOutcome {
-    if (this.destroyed) return fail('TRANSFER_FAILED', 'the target session is being destroyed');
+    if (this.isClosed) return fail('TRANSFER_FAILED', 'the target session is being destroyed');
     if (this.endpoints.size >= this.args.maxEndpoints) {
       return fail('TRANSFER_FAILED', `the target session is at max_endpoints_per_session (${this.args.maxEndpoints})`);
     }
@@ -317,15 +316,36 @@ export class Session implements RtpHost {
     this.env.relayOut(ep.home.actor, ep.id, data, address, port, rtcp);
   }
 
-  /** True when the session holds no more relays (a destroyed session may then go). */
-  relayClosed(endpointId: string, closeSockets: boolean): boolean {
+  releaseRelay(ep: RtpEndpoint): void {
+    this.env.relayClose(ep.home.actor, ep.id, true);
+  }
+
+  // ---- relays: the sockets of endpoints that moved to a session on another thread ----------
+
+  /** Send a datagram for a departed endpoint from the sockets kept for it. */
+  sendRelayed(endpointId: string, data: Uint8Array, address: string, port: number, rtcp: boolean): void {
+    this.relays.get(endpointId)?.sockets.send(data, address, port, rtcp);
+  }
+
+  /** A departed endpoint moved on to `to`: its packets now go there. */
+  retargetRelay(endpointId: string, to: string): void {
+    const r = this.relays.get(endpointId);
+    if (r) r.target = to;
+  }
+
+  /**
+   * A departed endpoint ended (close its sockets) or came home through a third session (they
+   * stay open: that session took them). True when this session is closed and holds no more
+   * relays: a destroyed session that lingered for them may then go.
+   */
+  closeRelay(endpointId: string, closeSockets: boolean): boolean {
     const r = this.relays.get(endpointId);
     if (r) {
       this.relays.delete(endpointId);
       shelf.delete(endpointId);
       if (closeSockets) r.sockets.close();
     }
-    return this.relays.size === 0;
+    return this.isClosed && this.relays.size === 0;
   }
 
   // ---- media -------------------------------------------------------------------------------
@@ -508,23 +528,40 @@ export class Session implements RtpHost {
     };
   }
 
-  /** Remove every endpoint; true when the actor must linger to relay moved endpoints' sockets. */
+  get closed(): boolean {
+    return this.isClosed;
+  }
+
+  /** session.destroy: close the session; true when the actor must linger to relay moved endpoints' sockets. */
   destroy(): boolean {
-    this.destroyed = true;
-    this.fast.takeAll();
-    this.stopClock();
-    for (const ep of [...this.endpoints.values()]) {
-      this.detach(ep);
-      this.closeEndpoint(ep);
-    }
+    this.close({ keepRelays: true });
     return this.relays.size > 0;
   }
 
-  /** The actor is ending: close every socket this session holds. */
-  close(): void {
-    this.fast.takeAll();
-    this.stopClock();
-    for (const ep of this.endpoints.values()) if (ep.type === 'rtp') ep.sockets?.close();
+  /**
+   * Close the session: its one teardown path. Once: the native rules come back, the media clock
+   * and the housekeeping stop, and every endpoint closes, told that its session closed (it
+   * releases its sockets, or its home's relay) and refuses any later use. Then the sockets this
+   * session relays for endpoints that moved to another thread close too, unless `keepRelays`
+   * (session.destroy: the actor lingers for them; its end closes them).
+   */
+  close({ keepRelays = false } = {}): void {
+    if (!this.isClosed) {
+      this.isClosed = true;
+      this.fast.takeAll();
+      this.stopClock();
+      if (this.housekeepingTimer) clearTimeout(this.housekeepingTimer);
+      this.housekeepingTimer = null;
+      for (const ep of this.endpoints.values()) {
+        if (ep.type === 'rtp') reportCounters(ep, ep.counters);
+        ep.close('session closed');
+      }
+      this.endpoints.clear();
+      this.plan.clear();
+      this.targetsOf.clear();
+      this.mixer = new Mixer();
+    }
+    if (keepRelays) return;
     for (const [id, r] of this.relays) {
       r.sockets.close();
       shelf.delete(id);
