@@ -7,10 +7,11 @@ import { randomUUID } from 'node:crypto';
 import { defineActor, ActorError, type ActorContext } from '../../runtime/index.js';
 import { closeApp, listen, loadUws, type TemplatedApp, type us_listen_socket } from '../../runtime/http/uws.js';
 import { failure, parseCommand, type CommandFailure, type CommandReply } from '../../protocols/media/envelope.js';
-import { checkCommand, SESSIONLESS, type Command } from '../../protocols/media/commands.js';
+import { checkCommand, SESSIONLESS, type Command, type Method } from '../../protocols/media/commands.js';
 import { isWebRtcSdp } from '../../protocols/media/sdp/index.js';
 import { sessionActorId, type CommandOutcome, type SessionArgs, type SessionProtocol } from '../media-session/messages.js';
-import type { BridgeArgs, BridgeProtocol } from './messages.js';
+import type { Results } from '../../protocols/media/results.js';
+import type { BridgeArgs, BridgeProtocol, SessionEvent, SessionEventData } from './messages.js';
 import { authorize } from './auth.js';
 import { commandsTotal, sessionsGauge } from './metrics.js';
 import type { WebSocket } from '@trufflesuite/uws-js-unofficial';
@@ -69,9 +70,9 @@ class Front {
     }
   }
 
-  event(sessionId: string, event: string, data: Record<string, unknown>): void {
+  event<E extends SessionEvent>(sessionId: string, event: E, data: SessionEventData<E>): void {
     const s = this.sessions.get(sessionId);
-    if (s?.owner) this.sendTo(s.owner, { event, data });
+    if (s?.owner) this.sendTo(s.owner, { event, data: { session_id: sessionId, ...data } });
   }
 
   private sendTo(conn: Conn, value: unknown): void {
@@ -83,7 +84,7 @@ class Front {
     }
   }
 
-  private async handle(conn: Conn, text: string): Promise<CommandReply | CommandFailure> {
+  private async handle(conn: Conn, text: string): Promise<CommandReply<Results[Method]>> {
     const parsed = parseCommand(text);
     if (!parsed.ok) {
       commandsTotal.inc({ method: 'invalid', outcome: parsed.reply.error.code });
@@ -211,7 +212,7 @@ class Front {
     let lingering = false;
     try {
       const r = await this.ctx.ref<SessionProtocol>(s.actor).request({ type: 'command', command: { method: 'session.destroy', params: {} } }, { timeoutMs: 5000 });
-      lingering = r.ok && r.result.lingering === true;
+      lingering = r.ok && 'lingering' in r.result && r.result.lingering;
     } catch {
       // already gone: nothing to destroy
     }

@@ -6,7 +6,7 @@
  * cannot be), so the actor is `temporary` and keeps no checkpoint.
  */
 import { defineActor } from '../../runtime/index.js';
-import type { BridgeProtocol } from '../media-bridge/messages.js';
+import type { BridgeEventMsg, BridgeProtocol, SessionEvent, SessionEventData } from '../media-bridge/messages.js';
 import type { SessionArgs, SessionProtocol } from './messages.js';
 import { Session } from './session.js';
 import { packetsCounter } from './metrics.js';
@@ -26,7 +26,11 @@ export default defineActor<SessionProtocol, null, SessionArgs, Session>({
     const sessionId = ctx.args.sessionId;
     const session = new Session(ctx.args, {
       actorId: ctx.id,
-      emit: (event, data) => bridge.send({ type: 'event', sessionId, event, data: { session_id: sessionId, ...data } }),
+      emit<E extends SessionEvent>(event: E, data: SessionEventData<E>) {
+        const msg: BridgeEventMsg<E> = { type: 'event', sessionId, event, data };
+        // BridgeEventMsg<E> is one member of BridgeEventMsg; TS cannot see that for a generic E.
+        bridge.send(msg as BridgeEventMsg);
+      },
       adoptElsewhere: (target, snapshot) => ctx.ref<SessionProtocol>(target).request({ type: 'adopt', snapshot, from: ctx.id }, { timeoutMs: 5000 }),
       relayIn: (target, endpointId, data, address, port, rtcp) => {
         const ab = copy(data);

@@ -18,6 +18,7 @@ import { isRtcpPacket, parseRtp, writeRtpHeader, type RtpHeader } from '../../pr
 import { buildReceiverReport, buildSenderReport, newReceiveStats, parseRtcp, reportBlockFor, updateReceiveStats, type ReceiveStats } from '../../protocols/media/rtcp.js';
 import { newOutbound, type OutboundState, type Stamp } from '../../protocols/media/outbound.js';
 import { intersectDirections } from '../../protocols/media/routing.js';
+import type { EndpointInfo } from '../../protocols/media/results.js';
 import type { SocketPair } from './sockets.js';
 import type { RtpEndpointSnapshot, RtpState } from './snapshot.js';
 
@@ -489,7 +490,7 @@ export class RtpEndpoint {
     };
   }
 
-  info(): Record<string, unknown> {
+  info(): EndpointInfo {
     const n = this.negotiated;
     return {
       endpoint_id: this.id,

@@ -9,7 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { threadId } from 'node:worker_threads';
-import type { Command } from '../../protocols/media/commands.js';
+import type { SessionInfo, EndpointInfo } from '../../protocols/media/results.js';
 import { routingPlan, type Route, type RouteNode } from '../../protocols/media/routing.js';
 import { stampEvent, stampForwarded, stampGenerated } from '../../protocols/media/outbound.js';
 import type { RtpHeader } from '../../protocols/media/rtp.js';
@@ -21,18 +21,19 @@ import { shelf, SocketPair } from './sockets.js';
 import { FastRules } from './fast-rules.js';
 import { ToneEndpoint } from './tone-endpoint.js';
 import { markReported, mediaTimeouts, reportCounters, toneFinished, transfers } from './metrics.js';
-import type { CommandOutcome, SessionArgs } from './messages.js';
+import type { AdoptOutcome, Refusal, SessionArgs, SessionCommand, SessionMethod, SessionOutcome, SessionResults } from './messages.js';
+import type { SessionEvent, SessionEventData } from '../media-bridge/messages.js';
 import type { EndpointSnapshot, RtpState } from './snapshot.js';
 
 export type Endpoint = RtpEndpoint | ToneEndpoint;
-type SessionCommand = Exclude<Command, { method: 'session.create' | 'session.attach' }>;
 
 /** What the session needs from its actor. */
 export interface SessionEnv {
   actorId: string;
-  emit(event: string, data: Record<string, unknown>): void;
+  /** Push an event to the connection that owns the session (the front adds `session_id`). */
+  emit<E extends SessionEvent>(event: E, data: SessionEventData<E>): void;
   /** Move an endpoint to another session actor; resolves with its answer. */
-  adoptElsewhere(target: string, snapshot: EndpointSnapshot): Promise<CommandOutcome>;
+  adoptElsewhere(target: string, snapshot: EndpointSnapshot): Promise<AdoptOutcome>;
   relayIn(target: string, endpointId: string, data: Uint8Array, address: string, port: number, rtcp: boolean): void;
   relayOut(home: string, endpointId: string, data: Uint8Array, address: string, port: number, rtcp: boolean): void;
   relayRetarget(home: string, endpointId: string, to: string): void;
@@ -52,8 +53,9 @@ interface Target {
   frameTicks: number;
 }
 
-const ok = (result: Record<string, unknown> = {}): CommandOutcome => ({ ok: true, result });
-const fail = (code: Extract<CommandOutcome, { ok: false }>['code'], message: string): CommandOutcome => ({ ok: false, code, message });
+/** The result of command `c`, typed by what the client expects of its method. */
+const ok = <M extends SessionMethod>(_c: { method: M }, result: SessionResults[M]) => ({ ok: true as const, result });
+const fail = (code: Refusal['code'], message: string): Refusal => ({ ok: false, code, message });
 /** Packets kept for a transferred endpoint while its target adopts it (1 s of a 20 ms stream). */
 const MAX_HELD_IN_TRANSFER = 50;
 
@@ -101,21 +103,23 @@ export class Session implements RtpHost {
 
   // ---- commands ----------------------------------------------------------------------------
 
-  async command(c: SessionCommand, targetActor?: string): Promise<CommandOutcome> {
+  /** Run a command of the bound connection; its outcome is typed by the command's method. */
+  async command<M extends SessionMethod>(c: Extract<SessionCommand, { method: M }>, targetActor?: string): Promise<SessionOutcome<M>>;
+  async command(c: SessionCommand, targetActor?: string): Promise<SessionOutcome> {
     if (this.isClosed) return fail('SESSION_NOT_FOUND', `session ${this.args.sessionId} is closed (destroyed, or its actor is ending); it takes no more commands`);
     // A command may change routes, streams or negotiation: the native rules' state comes back first.
     if (c.method === 'session.info') this.fast.readAll();
     else this.fast.takeAll();
     switch (c.method) {
       case 'session.info':
-        return ok(this.info());
+        return ok(c, this.info());
       case 'endpoint.rtp.create_from_offer': {
         const made = await this.newRtp(c.params.direction);
         if (!made.ok) return made.outcome;
         const r = made.ep.fromOffer(c.params.sdp);
         if (!r.ok) return this.discard(made.ep, r.message);
         this.add(made.ep);
-        return ok({ endpoint_id: made.ep.id, sdp_answer: r.value });
+        return ok(c, { endpoint_id: made.ep.id, sdp_answer: r.value });
       }
       case 'endpoint.rtp.create_offer': {
         const made = await this.newRtp(c.params.direction);
@@ -123,7 +127,7 @@ export class Session implements RtpHost {
         const r = made.ep.createOffer({ srtp: c.params.srtp, srtpOptional: c.params.srtp_optional, codecs: c.params.codecs });
         if (!r.ok) return this.discard(made.ep, r.message);
         this.add(made.ep);
-        return ok({ endpoint_id: made.ep.id, sdp_offer: r.value });
+        return ok(c, { endpoint_id: made.ep.id, sdp_offer: r.value });
       }
       case 'endpoint.accept_answer':
       case 'endpoint.rtp.accept_answer': {
@@ -133,7 +137,7 @@ export class Session implements RtpHost {
         const r = ep.ep.acceptAnswer(c.params.sdp, Date.now());
         if (!r.ok) return fail('ENDPOINT_ERROR', r.message);
         this.replan();
-        return ok();
+        return ok(c, {});
       }
       case 'endpoint.rtp.reinvite': {
         const ep = this.rtp(c.params.endpoint_id);
@@ -141,20 +145,20 @@ export class Session implements RtpHost {
         const r = ep.ep.reinvite(c.params.sdp, Date.now());
         if (!r.ok) return fail('ENDPOINT_ERROR', r.message);
         this.replan();
-        return ok({ sdp_answer: r.value });
+        return ok(c, { sdp_answer: r.value });
       }
       case 'endpoint.rtp.srtp_rekey': {
         const ep = this.rtp(c.params.endpoint_id);
         if (!ep.ok) return ep.outcome;
         const r = ep.ep.rekey();
-        return r.ok ? ok({ sdp: r.value }) : fail('ENDPOINT_ERROR', r.message);
+        return r.ok ? ok(c, { sdp: r.value }) : fail('ENDPOINT_ERROR', r.message);
       }
       case 'endpoint.create_tone': {
         if (this.endpoints.size >= this.args.maxEndpoints) return this.full();
         const { tone, frequency, duration_ms } = c.params;
         const ep = new ToneEndpoint(randomUUID(), tone, frequency, duration_ms, Date.now());
         this.add(ep);
-        return ok({ endpoint_id: ep.id, tone });
+        return ok(c, { endpoint_id: ep.id, tone });
       }
       case 'endpoint.update_direction': {
         const ep = this.endpoints.get(c.params.endpoint_id);
@@ -165,7 +169,7 @@ export class Session implements RtpHost {
         }
         ep.override = d === 'auto' ? null : d;
         this.replan();
-        return ok();
+        return ok(c, {});
       }
       case 'endpoint.remove': {
         const ep = this.endpoints.get(c.params.endpoint_id);
@@ -173,18 +177,20 @@ export class Session implements RtpHost {
         this.detach(ep);
         const removedAt = Date.now();
         ep.close();
-        return ok({ removed_at_epoch_ms: removedAt });
+        return ok(c, { removed_at_epoch_ms: removedAt });
       }
-      case 'endpoint.transfer':
-        return this.transferOut(c.params.endpoint_id, c.params.target_session_id, targetActor);
+      case 'endpoint.transfer': {
+        const r = await this.transferOut(c.params.endpoint_id, c.params.target_session_id, targetActor);
+        return r.ok ? ok(c, r.result) : r;
+      }
       case 'session.destroy':
-        return ok({ lingering: this.destroy() });
+        return ok(c, { session_id: this.args.sessionId, destroyed: true, lingering: this.destroy() });
       default:
         return fail('NOT_IMPLEMENTED', `${c.method} is not available in this version of the bridge`);
     }
   }
 
-  private async newRtp(direction: Direction): Promise<{ ok: true; ep: RtpEndpoint } | { ok: false; outcome: CommandOutcome }> {
+  private async newRtp(direction: Direction): Promise<{ ok: true; ep: RtpEndpoint } | { ok: false; outcome: Refusal }> {
     if (this.endpoints.size >= this.args.maxEndpoints) return { ok: false, outcome: this.full() };
     let sockets: SocketPair;
     try {
@@ -196,20 +202,20 @@ export class Session implements RtpHost {
     return { ok: true, ep: RtpEndpoint.fresh(randomUUID(), this, local, sockets, direction) };
   }
 
-  private discard(ep: RtpEndpoint, message: string): CommandOutcome {
+  private discard(ep: RtpEndpoint, message: string): Refusal {
     ep.close();
     return fail('ENDPOINT_ERROR', message);
   }
 
-  private full(): CommandOutcome {
+  private full(): Refusal {
     return fail('LIMIT_EXCEEDED', `the session has ${this.endpoints.size} endpoints; max_endpoints_per_session is ${this.args.maxEndpoints}`);
   }
 
-  private noEndpoint(id: string): CommandOutcome {
+  private noEndpoint(id: string): Refusal {
     return fail('ENDPOINT_ERROR', `no endpoint ${id} in this session (never created, removed, or transferred away)`);
   }
 
-  private rtp(id: string): { ok: true; ep: RtpEndpoint } | { ok: false; outcome: CommandOutcome } {
+  private rtp(id: string): { ok: true; ep: RtpEndpoint } | { ok: false; outcome: Refusal } {
     const ep = this.endpoints.get(id);
     if (!ep) return { ok: false, outcome: this.noEndpoint(id) };
     if (ep.type !== 'rtp') return { ok: false, outcome: fail('ENDPOINT_ERROR', `endpoint ${id} is a ${ep.type} endpoint, not an RTP endpoint`) };
@@ -231,7 +237,7 @@ export class Session implements RtpHost {
 
   // ---- transfer ----------------------------------------------------------------------------
 
-  private async transferOut(id: string, targetSessionId: string, targetActor: string | undefined): Promise<CommandOutcome> {
+  private async transferOut(id: string, targetSessionId: string, targetActor: string | undefined): Promise<SessionOutcome<'endpoint.transfer'>> {
     if (targetSessionId === this.args.sessionId) return fail('INVALID_PARAMS', 'target_session_id is this session; a transfer moves an endpoint to another session');
     const ep = this.endpoints.get(id);
     if (!ep) return this.noEndpoint(id);
@@ -253,7 +259,7 @@ export class Session implements RtpHost {
       };
       shelf.set(id, sockets);
     }
-    let answer: CommandOutcome;
+    let answer: AdoptOutcome;
     try {
       answer = await this.env.adoptElsewhere(targetActor, snapshot);
     } catch (err) {
@@ -279,11 +285,11 @@ export class Session implements RtpHost {
     replay();
     transfers.inc({ outcome: this.relays.has(id) ? 'relayed' : 'same-thread' });
     this.env.emit('endpoint.transferred_out', { endpoint_id: id, target_session_id: targetSessionId });
-    return ok({ endpoint_id: id, target_session_id: targetSessionId });
+    return { ok: true, result: { endpoint_id: id, target_session_id: targetSessionId } };
   }
 
   /** Transfer in: take an endpoint from another session. */
-  adopt(snapshot: EndpointSnapshot, from: string): CommandOutcome {
+  adopt(snapshot: EndpointSnapshot, from: string): AdoptOutcome {
     if (this.isClosed) return fail('TRANSFER_FAILED', 'the target session is being destroyed');
     if (this.endpoints.size >= this.args.maxEndpoints) {
       return fail('TRANSFER_FAILED', `the target session is at max_endpoints_per_session (${this.args.maxEndpoints})`);
@@ -304,7 +310,7 @@ export class Session implements RtpHost {
     markReported(ep, ep.counters);
     this.add(ep);
     this.env.emit('endpoint.transferred_in', { endpoint_id: ep.id, source_session_id: from.replace(/^media\.session\./, '') });
-    return ok({ endpoint_id: ep.id });
+    return { ok: true, result: { endpoint_id: ep.id } };
   }
 
   relayedIn(endpointId: string, data: Uint8Array, address: string, port: number, rtcp: boolean): void {
@@ -517,7 +523,7 @@ export class Session implements RtpHost {
 
   // ---- lifecycle ---------------------------------------------------------------------------
 
-  info(): Record<string, unknown> {
+  info(): SessionInfo {
     return {
       session_id: this.args.sessionId,
       created_at_epoch_ms: this.createdAt,

@@ -7,6 +7,7 @@
 import { ToneGenerator } from '../../protocols/media/codecs/tone.js';
 import type { ToneName } from '../../protocols/media/commands.js';
 import type { Direction } from '../../protocols/media/types.js';
+import type { EndpointInfo } from '../../protocols/media/results.js';
 import type { EndpointCloseReason } from './rtp-endpoint.js';
 
 export type ToneState = 'playing' | 'finished';
@@ -68,7 +69,7 @@ export class ToneEndpoint {
     this.generators.clear();
   }
 
-  info(): Record<string, unknown> {
+  info(): EndpointInfo {
     return {
       endpoint_id: this.id,
       type: 'tone',

@@ -105,7 +105,7 @@ function bareSession(t: ExecutionContext): Session {
 async function offer(session: Session): Promise<RtpEndpoint> {
   const r = await session.command({ method: 'endpoint.rtp.create_offer', params: { direction: 'sendrecv', srtp: false, srtp_optional: false, codecs: undefined } });
   if (!r.ok) throw new Error(r.message);
-  const ep = session.endpoints.get(String(r.result.endpoint_id));
+  const ep = session.endpoints.get(r.result.endpoint_id);
   if (ep?.type !== 'rtp') throw new Error('no RTP endpoint');
   return ep;
 }
