@@ -9,7 +9,7 @@ import { closeApp, listen, loadUws, type TemplatedApp, type us_listen_socket } f
 import { failure, parseCommand, type CommandFailure, type CommandReply } from '../../protocols/media/envelope.js';
 import { checkCommand, SESSIONLESS, type Command, type Method } from '../../protocols/media/commands.js';
 import { isWebRtcSdp } from '../../protocols/media/sdp/index.js';
-import { sessionActorId, type CommandOutcome, type SessionArgs, type SessionProtocol } from '../media-session/messages.js';
+import { sessionActorId, type CommandOutcome, type SessionCommand, type SessionArgs, type SessionProtocol } from '../media-session/messages.js';
 import type { Results } from '../../protocols/media/results.js';
 import type { BridgeArgs, BridgeProtocol, SessionEvent, SessionEventData } from './messages.js';
 import { authorize } from './auth.js';
@@ -136,10 +136,10 @@ class Front {
         targetActor = target.actor;
       }
     }
-    return this.ask(s, command as Exclude<Command, { method: 'session.create' | 'session.attach' }>, targetActor);
+    return this.ask(s, command, targetActor);
   }
 
-  private async ask(s: SessionEntry, command: Exclude<Command, { method: 'session.create' | 'session.attach' }>, targetActor?: string): Promise<CommandOutcome> {
+  private async ask(s: SessionEntry, command: SessionCommand, targetActor?: string): Promise<CommandOutcome> {
     try {
       return await this.ctx.ref<SessionProtocol>(s.actor).request({ type: 'command', command, targetActor }, { timeoutMs: 15_000 });
     } catch (err) {

@@ -1,6 +1,7 @@
 /** What the bridge front accepts from session actors: events for the owning connection. */
 import type { Protocol } from '../../runtime/index.js';
 import type { Events } from '../../protocols/media/results.js';
+import type { PeerPolicy } from '../../protocols/media/types.js';
 
 /** The events a session emits (session.detached is the front's own). */
 export type SessionEvent = Exclude<keyof Events, 'session.detached'>;
@@ -42,6 +43,6 @@ export interface BridgeArgs {
   orphanTimeoutMs: number;
   maxEndpointsPerSession: number;
   maxSessions: number;
-  peerPolicy: 'strict' | 'address' | 'latch';
+  peerPolicy: PeerPolicy;
   sessionModule: string;
 }

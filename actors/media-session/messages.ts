@@ -7,6 +7,7 @@ import type { Protocol } from '../../runtime/index.js';
 import type { Command, Method } from '../../protocols/media/commands.js';
 import type { ErrorCode } from '../../protocols/media/envelope.js';
 import type { Results } from '../../protocols/media/results.js';
+import type { PeerPolicy } from '../../protocols/media/types.js';
 import type { EndpointSnapshot } from './snapshot.js';
 
 /** A command the bridge front passes to the bound session (it answers the other two itself). */
@@ -61,9 +62,12 @@ export interface SessionArgs {
   rtpPortMax: number;
   mediaTimeoutMs: number;
   maxEndpoints: number;
-  peerPolicy: 'strict' | 'address' | 'latch';
+  peerPolicy: PeerPolicy;
   /** How often the session checks that the front still knows it (default 5000 ms). */
   ownerCheckMs?: number;
 }
 
-export const sessionActorId = (sessionId: string) => `media.session.${sessionId}`;
+const SESSION_ACTOR_PREFIX = 'media.session.';
+/** The id of a session's actor, and back. */
+export const sessionActorId = (sessionId: string) => `${SESSION_ACTOR_PREFIX}${sessionId}`;
+export const sessionIdOf = (actorId: string) => actorId.slice(SESSION_ACTOR_PREFIX.length);

@@ -10,7 +10,7 @@
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { threadId } from 'node:worker_threads';
-import type { CodecName, Direction } from '../../protocols/media/types.js';
+import type { CodecName, Direction, PeerPolicy } from '../../protocols/media/types.js';
 import { answerOffer, answerReinvite, acceptAnswer, createOffer, createRekeyOffer, type LocalMedia, type Negotiated, type PendingOffer } from '../../protocols/media/sdp/index.js';
 import { SrtpReceiveContext, SrtpReceiver, SrtpSendContext, srtpTagLength, type SrtpFailure } from '../../protocols/media/srtp/index.js';
 import { deriveKey } from '../../protocols/media/srtp/kdf.js';
@@ -30,7 +30,7 @@ export type EndpointCloseReason = 'removed' | 'session closed';
 /** The session's face for its RTP endpoints. */
 export interface RtpHost {
   readonly actorId: string;
-  readonly peerPolicy: 'strict' | 'address' | 'latch';
+  readonly peerPolicy: PeerPolicy;
   readonly mediaTimeoutMs: number;
   stateChanged(ep: RtpEndpoint, previous: RtpState): void;
   media(ep: RtpEndpoint, header: RtpHeader, payload: Uint8Array): void;

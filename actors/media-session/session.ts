@@ -21,7 +21,7 @@ import { shelf, SocketPair } from './sockets.js';
 import { FastRules } from './fast-rules.js';
 import { ToneEndpoint } from './tone-endpoint.js';
 import { markReported, mediaTimeouts, reportCounters, toneFinished, transfers } from './metrics.js';
-import type { AdoptOutcome, Refusal, SessionArgs, SessionCommand, SessionMethod, SessionOutcome, SessionResults } from './messages.js';
+import { sessionIdOf, type AdoptOutcome, type Refusal, type SessionArgs, type SessionCommand, type SessionMethod, type SessionOutcome, type SessionResults } from './messages.js';
 import type { SessionEvent, SessionEventData } from '../media-bridge/messages.js';
 import type { EndpointSnapshot, RtpState } from './snapshot.js';
 
@@ -309,7 +309,7 @@ export class Session implements RtpHost {
     }
     markReported(ep, ep.counters);
     this.add(ep);
-    this.env.emit('endpoint.transferred_in', { endpoint_id: ep.id, source_session_id: from.replace(/^media\.session\./, '') });
+    this.env.emit('endpoint.transferred_in', { endpoint_id: ep.id, source_session_id: sessionIdOf(from) });
     return { ok: true, result: { endpoint_id: ep.id } };
   }
 
