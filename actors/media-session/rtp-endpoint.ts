@@ -19,7 +19,7 @@ import { buildReceiverReport, buildSenderReport, newReceiveStats, parseRtcp, rep
 import { newOutbound, type OutboundState, type Stamp } from '../../protocols/media/outbound.js';
 import { intersectDirections } from '../../protocols/media/routing.js';
 import type { EndpointInfo } from '../../protocols/media/results.js';
-import type { SocketPair } from './sockets.js';
+import type { SocketPair } from './socket-pair.js';
 import type { RtpEndpointSnapshot, RtpState } from './snapshot.js';
 
 export type Outcome<T> = { ok: true; value: T } | { ok: false; message: string };

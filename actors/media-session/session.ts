@@ -17,7 +17,8 @@ import type { CodecName, Direction } from '../../protocols/media/types.js';
 import { rtpTimestampIncrement } from './codecs.js';
 import { Mixer, type MixSource } from './mixer.js';
 import { RtpEndpoint, type RtpHost } from './rtp-endpoint.js';
-import { shelf, SocketPair } from './sockets.js';
+import { openSocketPair, shelf } from './sockets.js';
+import type { SocketPair } from './socket-pair.js';
 import { FastRules } from './fast-rules.js';
 import { ToneEndpoint } from './tone-endpoint.js';
 import { markReported, mediaTimeouts, reportCounters, toneFinished, transfers } from './metrics.js';
@@ -194,7 +195,7 @@ export class Session implements RtpHost {
     if (this.endpoints.size >= this.args.maxEndpoints) return { ok: false, outcome: this.full() };
     let sockets: SocketPair;
     try {
-      sockets = await SocketPair.open(this.args.bindAddress, this.args.family, this.args.rtpPortMin, this.args.rtpPortMax);
+      sockets = await openSocketPair(this.args.bindAddress, this.args.family, this.args.rtpPortMin, this.args.rtpPortMax);
     } catch (err) {
       return { ok: false, outcome: fail('ENDPOINT_ERROR', (err as Error).message) };
     }
