@@ -33,6 +33,13 @@ interface SessionEntry {
 
 type Ctx = ActorContext<null, BridgeArgs>;
 
+/** How long the front waits for a session to answer a command (the typed client's default deadline too). */
+const COMMAND_TIMEOUT_MS = 15_000;
+/** A session actor's time to close its sockets when stopped before it is abandoned. */
+const SESSION_SHUTDOWN_MS = 2000;
+/** How long session.destroy waits for the session to close its endpoints (it then stops it anyway). */
+const DESTROY_TIMEOUT_MS = 5000;
+
 class Front {
   readonly sessions = new Map<string, SessionEntry>();
   /** Destroyed sessions whose actors still relay sockets of endpoints they gave away. */
@@ -141,7 +148,7 @@ class Front {
 
   private async ask(s: SessionEntry, command: SessionCommand, targetActor?: string): Promise<CommandOutcome> {
     try {
-      return await this.ctx.ref<SessionProtocol>(s.actor).request({ type: 'command', command, targetActor }, { timeoutMs: 15_000 });
+      return await this.ctx.ref<SessionProtocol>(s.actor).request({ type: 'command', command, targetActor }, { timeoutMs: COMMAND_TIMEOUT_MS });
     } catch (err) {
       if (err instanceof ActorError && (err.code === 'NO_SUCH_ACTOR' || err.code === 'ACTOR_CRASHED')) {
         this.forget(s);
@@ -179,7 +186,7 @@ class Front {
       module: this.a.sessionModule,
       args,
       restart: 'temporary',
-      shutdownMs: 2000,
+      shutdownMs: SESSION_SHUTDOWN_MS,
       placement: anchor ? { mode: 'with', actor: anchor.actor, fallback: shared } : shared,
     });
     const entry: SessionEntry = { id, actor: sessionActorId(id), owner: conn, orphanTimer: null };
@@ -211,7 +218,7 @@ class Front {
     this.forget(s);
     let lingering = false;
     try {
-      const r = await this.ctx.ref<SessionProtocol>(s.actor).request({ type: 'command', command: { method: 'session.destroy', params: {} } }, { timeoutMs: 5000 });
+      const r = await this.ctx.ref<SessionProtocol>(s.actor).request({ type: 'command', command: { method: 'session.destroy', params: {} } }, { timeoutMs: DESTROY_TIMEOUT_MS });
       lingering = r.ok && 'lingering' in r.result && r.result.lingering;
     } catch {
       // already gone: nothing to destroy

@@ -11,6 +11,13 @@ import type { SessionArgs, SessionProtocol } from './messages.js';
 import { Session } from './session.js';
 import { packetsCounter } from './metrics.js';
 
+/** How long a transfer waits for the target session to adopt the endpoint (then it rolls back). */
+const ADOPT_TIMEOUT_MS = 5000;
+/** How long the session waits for the front to say whether it still knows it (no answer: ask again later). */
+const OWNS_TIMEOUT_MS = 2000;
+/** How often the session asks, unless the args say otherwise. */
+const OWNER_CHECK_MS = 5000;
+
 function copy(data: Uint8Array): ArrayBuffer {
   const ab = new ArrayBuffer(data.byteLength);
   new Uint8Array(ab).set(data);
@@ -31,7 +38,7 @@ export default defineActor<SessionProtocol, null, SessionArgs, Session>({
         // BridgeEventMsg<E> is one member of BridgeEventMsg; TS cannot see that for a generic E.
         bridge.send(msg as BridgeEventMsg);
       },
-      adoptElsewhere: (target, snapshot) => ctx.ref<SessionProtocol>(target).request({ type: 'adopt', snapshot, from: ctx.id }, { timeoutMs: 5000 }),
+      adoptElsewhere: (target, snapshot) => ctx.ref<SessionProtocol>(target).request({ type: 'adopt', snapshot, from: ctx.id }, { timeoutMs: ADOPT_TIMEOUT_MS }),
       relayIn: (target, endpointId, data, address, port, rtcp) => {
         const ab = copy(data);
         ctx.ref<SessionProtocol>(target).send({ type: 'relayIn', endpointId, data: ab, address, port, rtcp }, { transfer: [ab] });
@@ -49,7 +56,7 @@ export default defineActor<SessionProtocol, null, SessionArgs, Session>({
     // A front that restarted has an empty registry: a session it does not know is unreachable,
     // so it ends itself (closing its sockets) rather than hold ports for nobody.
     const check = () =>
-      bridge.request({ type: 'owns', sessionId }, { timeoutMs: 2000 }).then(
+      bridge.request({ type: 'owns', sessionId }, { timeoutMs: OWNS_TIMEOUT_MS }).then(
         (owned) => {
           if (!owned) {
             ctx.log.warn({ session: sessionId }, 'the bridge front no longer knows this session: ending it');
@@ -58,7 +65,7 @@ export default defineActor<SessionProtocol, null, SessionArgs, Session>({
         },
         () => undefined, // the front is restarting: ask again later
       );
-    const every = ctx.args.ownerCheckMs ?? 5000;
+    const every = ctx.args.ownerCheckMs ?? OWNER_CHECK_MS;
     ctx.setTimeout(() => ctx.setInterval(check, every), Math.floor(Math.random() * every));
     return session;
   },

@@ -19,7 +19,7 @@
  */
 import { createRequire } from 'node:module';
 
-/** Indexes of the Float64Array that carries a rule's state between JS and C (fastpath.c's enum). */
+/** Indexes of the Float64Array that carries a rule's state between JS and C (the enum in fastpath.h). */
 export const F = {
   ssrc: 0, seq: 1, lastTs: 2, tsOffset: 3, outPackets: 4, outOctets: 5, expectSsrc: 6,
   baseSeq: 7, maxSeq: 8, cycles: 9, badSeq: 10, received: 11, transit: 12, jitter: 13, clock: 14,
