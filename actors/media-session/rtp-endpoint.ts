@@ -24,8 +24,8 @@ import type { RtpEndpointSnapshot, RtpState } from './snapshot.js';
 
 export type Outcome<T> = { ok: true; value: T } | { ok: false; message: string };
 
-/** Why an endpoint closed: `endpoint.remove` (or a failed create), or its session closed. */
-export type EndpointCloseReason = 'removed' | 'session closed';
+/** Why an endpoint closed: `endpoint.remove` (or a failed create), its session closed, or it moved to another session. */
+export type EndpointCloseReason = 'removed' | 'session closed' | 'transferred';
 
 /** The session's face for its RTP endpoints. */
 export interface RtpHost {
@@ -461,6 +461,18 @@ export class RtpEndpoint {
     if (this.fastDestination) this.host.takeFast(this, 'destination');
     if (this.sockets) this.sockets.close();
     else this.host.releaseRelay(this);
+  }
+
+  /**
+   * The endpoint leaves for another session (endpoint.transfer, after its snapshot): this object
+   * closes without closing its sockets and hands them over, or null when they are relayed.
+   */
+  handOver(): SocketPair | null {
+    if (this.closedBy) throw new Error(`endpoint ${this.id} is closed (${this.closedBy}): it cannot be moved`);
+    this.closedBy = 'transferred';
+    const sockets = this.sockets;
+    this.sockets = null;
+    return sockets;
   }
 
   private refuseClosed(): { ok: false; message: string } {

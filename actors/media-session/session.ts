@@ -246,7 +246,7 @@ export class Session implements RtpHost {
     if (!targetActor) return fail('SESSION_NOT_FOUND', `session ${targetSessionId} does not exist`);
     this.detach(ep);
     const snapshot = ep.snapshot();
-    const sockets = ep.sockets;
+    const sockets = ep.handOver();
     // In flight: packets that arrive while the target adopts the endpoint are kept (copied: a
     // native batch's buffer is reused) and handed to whoever owns the sockets afterwards, so a
     // transfer loses none even when the round trip to the target takes several packet times.
