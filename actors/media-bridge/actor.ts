@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { defineActor, ActorError, type ActorContext } from '../../runtime/index.js';
 import { closeApp, listen, loadUws, type TemplatedApp, type us_listen_socket } from '../../runtime/http/uws.js';
-import { failure, parseCommand, type CommandFailure, type CommandReply } from '../../protocols/media/envelope.js';
+import { failure, parseCommand, type CommandReply } from '../../protocols/media/envelope.js';
 import { checkCommand, SESSIONLESS, type Command, type Method } from '../../protocols/media/commands.js';
 import { isWebRtcSdp } from '../../protocols/media/sdp/index.js';
 import { sessionActorId, type CommandOutcome, type SessionCommand, type SessionArgs, type SessionProtocol } from '../media-session/messages.js';

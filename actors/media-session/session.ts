@@ -9,7 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { threadId } from 'node:worker_threads';
-import type { SessionInfo, EndpointInfo } from '../../protocols/media/results.js';
+import type { SessionInfo } from '../../protocols/media/results.js';
 import { routingPlan, type Route, type RouteNode } from '../../protocols/media/routing.js';
 import { stampEvent, stampForwarded, stampGenerated } from '../../protocols/media/outbound.js';
 import type { RtpHeader } from '../../protocols/media/rtp.js';
@@ -180,10 +180,8 @@ export class Session implements RtpHost {
         ep.close();
         return ok(c, { removed_at_epoch_ms: removedAt });
       }
-      case 'endpoint.transfer': {
-        const r = await this.transferOut(c.params.endpoint_id, c.params.target_session_id, targetActor);
-        return r.ok ? ok(c, r.result) : r;
-      }
+      case 'endpoint.transfer':
+        return this.transferOut(c.params.endpoint_id, c.params.target_session_id, targetActor);
       case 'session.destroy':
         return ok(c, { session_id: this.args.sessionId, destroyed: true, lingering: this.destroy() });
       default:

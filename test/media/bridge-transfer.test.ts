@@ -9,7 +9,7 @@
 import test from 'ava';
 import { buildRtp } from '../../protocols/media/rtp.js';
 import { MediaBridgeError } from '../../actors/media-bridge/client.js';
-import { mediaAddress, RtpPeer, startBridge, sleep, leg } from '../helpers/media.js';
+import { RtpPeer, startBridge, sleep, leg } from '../helpers/media.js';
 
 
 /** Send numbered PCMU packets every 20 ms until stopped; returns how many were sent. */
