@@ -5,12 +5,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { defineActor, ActorError, type ActorContext } from '../../runtime/index.js';
-import { closeApp, listen, loadUws } from '../../runtime/http/uws.js';
-import { failure, parseCommand, type CommandFailure, type CommandReply } from '../../protocols/media/envelope.js';
-import { checkCommand, SESSIONLESS, type Command } from '../../protocols/media/commands.js';
+import { closeApp, listen, loadUws, type TemplatedApp, type us_listen_socket } from '../../runtime/http/uws.js';
+import { failure, parseCommand, type CommandReply } from '../../protocols/media/envelope.js';
+import { checkCommand, SESSIONLESS, type Command, type Method } from '../../protocols/media/commands.js';
 import { isWebRtcSdp } from '../../protocols/media/sdp/index.js';
-import { sessionActorId, type CommandOutcome, type SessionArgs, type SessionProtocol } from '../media-session/messages.js';
-import type { BridgeArgs, BridgeProtocol } from './messages.js';
+import { sessionActorId, type CommandOutcome, type SessionCommand, type SessionArgs, type SessionProtocol } from '../media-session/messages.js';
+import type { Results } from '../../protocols/media/results.js';
+import type { BridgeArgs, BridgeProtocol, SessionEvent, SessionEventData } from './messages.js';
 import { authorize } from './auth.js';
 import { commandsTotal, sessionsGauge } from './metrics.js';
 import type { WebSocket } from '@trufflesuite/uws-js-unofficial';
@@ -31,6 +32,13 @@ interface SessionEntry {
 }
 
 type Ctx = ActorContext<null, BridgeArgs>;
+
+/** How long the front waits for a session to answer a command (the typed client's default deadline too). */
+const COMMAND_TIMEOUT_MS = 15_000;
+/** A session actor's time to close its sockets when stopped before it is abandoned. */
+const SESSION_SHUTDOWN_MS = 2000;
+/** How long session.destroy waits for the session to close its endpoints (it then stops it anyway). */
+const DESTROY_TIMEOUT_MS = 5000;
 
 class Front {
   readonly sessions = new Map<string, SessionEntry>();
@@ -69,9 +77,9 @@ class Front {
     }
   }
 
-  event(sessionId: string, event: string, data: Record<string, unknown>): void {
+  event<E extends SessionEvent>(sessionId: string, event: E, data: SessionEventData<E>): void {
     const s = this.sessions.get(sessionId);
-    if (s?.owner) this.sendTo(s.owner, { event, data });
+    if (s?.owner) this.sendTo(s.owner, { event, data: { session_id: sessionId, ...data } });
   }
 
   private sendTo(conn: Conn, value: unknown): void {
@@ -83,7 +91,7 @@ class Front {
     }
   }
 
-  private async handle(conn: Conn, text: string): Promise<CommandReply | CommandFailure> {
+  private async handle(conn: Conn, text: string): Promise<CommandReply<Results[Method]>> {
     const parsed = parseCommand(text);
     if (!parsed.ok) {
       commandsTotal.inc({ method: 'invalid', outcome: parsed.reply.error.code });
@@ -135,12 +143,12 @@ class Front {
         targetActor = target.actor;
       }
     }
-    return this.ask(s, command as Exclude<Command, { method: 'session.create' | 'session.attach' }>, targetActor);
+    return this.ask(s, command, targetActor);
   }
 
-  private async ask(s: SessionEntry, command: Exclude<Command, { method: 'session.create' | 'session.attach' }>, targetActor?: string): Promise<CommandOutcome> {
+  private async ask(s: SessionEntry, command: SessionCommand, targetActor?: string): Promise<CommandOutcome> {
     try {
-      return await this.ctx.ref<SessionProtocol>(s.actor).request({ type: 'command', command, targetActor }, { timeoutMs: 15_000 });
+      return await this.ctx.ref<SessionProtocol>(s.actor).request({ type: 'command', command, targetActor }, { timeoutMs: COMMAND_TIMEOUT_MS });
     } catch (err) {
       if (err instanceof ActorError && (err.code === 'NO_SUCH_ACTOR' || err.code === 'ACTOR_CRASHED')) {
         this.forget(s);
@@ -178,7 +186,7 @@ class Front {
       module: this.a.sessionModule,
       args,
       restart: 'temporary',
-      shutdownMs: 2000,
+      shutdownMs: SESSION_SHUTDOWN_MS,
       placement: anchor ? { mode: 'with', actor: anchor.actor, fallback: shared } : shared,
     });
     const entry: SessionEntry = { id, actor: sessionActorId(id), owner: conn, orphanTimer: null };
@@ -210,8 +218,8 @@ class Front {
     this.forget(s);
     let lingering = false;
     try {
-      const r = await this.ctx.ref<SessionProtocol>(s.actor).request({ type: 'command', command: { method: 'session.destroy', params: {} } }, { timeoutMs: 5000 });
-      lingering = r.ok && r.result.lingering === true;
+      const r = await this.ctx.ref<SessionProtocol>(s.actor).request({ type: 'command', command: { method: 'session.destroy', params: {} } }, { timeoutMs: DESTROY_TIMEOUT_MS });
+      lingering = r.ok && 'lingering' in r.result && r.result.lingering;
     } catch {
       // already gone: nothing to destroy
     }
@@ -241,16 +249,22 @@ class Front {
   }
 }
 
-const fronts = new WeakMap<Ctx, Front>();
-const ports = new WeakMap<Ctx, number>();
+/** What the front holds while it runs: the registry, and the command WebSocket's app and listen socket. */
+interface Live {
+  front: Front;
+  app: TemplatedApp;
+  socket: us_listen_socket;
+  /** The bound port (tests listen on port 0). */
+  port: number;
+}
 
-export default defineActor<BridgeProtocol, null, BridgeArgs>({
+export default defineActor<BridgeProtocol, null, BridgeArgs, Live>({
   kind: 'media-bridge',
-  async init(ctx) {
+  init: () => null,
+  async open(ctx) {
     const a = ctx.args;
     const uws = loadUws();
     const front = new Front(ctx);
-    fronts.set(ctx, front);
     const conns = new Map<WebSocket<unknown>, Conn>();
     const app = uws.App().ws('/*', {
       maxPayloadLength: 256 * 1024,
@@ -285,15 +299,15 @@ export default defineActor<BridgeProtocol, null, BridgeArgs>({
       },
     });
     const { socket, port } = await listen(app, a.host, a.port);
-    ports.set(ctx, port);
-    ctx.onCleanup(() => closeApp(app, socket));
     ctx.log.info({ host: a.host, port, auth: a.token ? 'bearer' : 'none (loopback)' }, 'media bridge command channel listening');
-    return null;
+    return { front, app, socket, port };
   },
+  /** Stop listening and close every connection (a worker thread must, before it ends). */
+  close: ({ app, socket }) => closeApp(app, socket),
   handlers: {
-    event: (msg, ctx) => fronts.get(ctx)!.event(msg.sessionId, msg.event, msg.data),
-    sessionIdle: (msg, ctx) => fronts.get(ctx)!.idle(msg.sessionId),
-    info: (_msg, ctx) => ({ port: ports.get(ctx)!, sessions: fronts.get(ctx)!.sessions.size }),
-    owns: (msg, ctx) => fronts.get(ctx)!.owns(msg.sessionId),
+    event: (msg, _ctx, { front }) => front.event(msg.sessionId, msg.event, msg.data),
+    sessionIdle: (msg, _ctx, { front }) => front.idle(msg.sessionId),
+    info: (_msg, _ctx, { front, port }) => ({ port, sessions: front.sessions.size }),
+    owns: (msg, _ctx, { front }) => front.owns(msg.sessionId),
   },
 });

@@ -25,8 +25,6 @@ export class MediaBridgeError extends Error {
 /** Params as the caller writes them: any may be left out here (those with defaults may be; the bridge names a missing required one). */
 type Input<M extends Method> = Partial<ParamsFor<M>> & Record<string, unknown>;
 
-type ResultOf<M extends string> = M extends keyof Results ? Results[M] : Record<string, unknown>;
-
 export interface ConnectOptions {
   token?: string;
   /** Deadline of each command (default 15 s). */
@@ -57,7 +55,7 @@ export class MediaBridgeClient {
   }
 
   /** Send a command; resolves with its result, rejects with MediaBridgeError on an error reply. */
-  call<M extends Method>(method: M, params: Input<M>): Promise<ResultOf<M>>;
+  call<M extends Method>(method: M, params: Input<M>): Promise<Results[M]>;
   call(method: string, params?: Record<string, unknown>): Promise<Record<string, unknown>>;
   call(method: string, params: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
     return this.send({ id: String(this.nextId++), method, params });

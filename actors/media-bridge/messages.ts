@@ -1,8 +1,18 @@
 /** What the bridge front accepts from session actors: events for the owning connection. */
 import type { Protocol } from '../../runtime/index.js';
+import type { Events } from '../../protocols/media/results.js';
+import type { PeerPolicy } from '../../protocols/media/types.js';
+
+/** The events a session emits (session.detached is the front's own). */
+export type SessionEvent = Exclude<keyof Events, 'session.detached'>;
+/** An event's data as a session emits it: the front adds `session_id` when it pushes it. */
+export type SessionEventData<E extends SessionEvent> = Omit<Events[E], 'session_id'>;
+
+/** A session's event for the connection that owns it (one member per event). */
+export type BridgeEventMsg<E extends SessionEvent = SessionEvent> = { [K in E]: { type: 'event'; sessionId: string; event: K; data: SessionEventData<K> } }[E];
 
 export type BridgeMsg =
-  | { type: 'event'; sessionId: string; event: string; data: Record<string, unknown> }
+  | BridgeEventMsg
   /** A session that lingered only to relay sockets has let go of its last one. */
   | { type: 'sessionIdle'; sessionId: string }
   /** The bound port (tests listen on port 0) and the number of sessions. */
@@ -33,6 +43,6 @@ export interface BridgeArgs {
   orphanTimeoutMs: number;
   maxEndpointsPerSession: number;
   maxSessions: number;
-  peerPolicy: 'strict' | 'address' | 'latch';
+  peerPolicy: PeerPolicy;
   sessionModule: string;
 }

@@ -5,16 +5,18 @@
  * stop closes every socket; sessions are not restored after a restart (sockets and peers
  * cannot be), so the actor is `temporary` and keeps no checkpoint.
  */
-import { defineActor, type ActorContext } from '../../runtime/index.js';
-import type { BridgeProtocol } from '../media-bridge/messages.js';
+import { defineActor } from '../../runtime/index.js';
+import type { BridgeEventMsg, BridgeProtocol, SessionEvent, SessionEventData } from '../media-bridge/messages.js';
 import type { SessionArgs, SessionProtocol } from './messages.js';
 import { Session } from './session.js';
 import { packetsCounter } from './metrics.js';
 
-type Ctx = ActorContext<null, SessionArgs>;
-
-const sessions = new WeakMap<Ctx, Session>();
-const get = (ctx: Ctx) => sessions.get(ctx)!;
+/** How long a transfer waits for the target session to adopt the endpoint (then it rolls back). */
+const ADOPT_TIMEOUT_MS = 5000;
+/** How long the session waits for the front to say whether it still knows it (no answer: ask again later). */
+const OWNS_TIMEOUT_MS = 2000;
+/** How often the session asks, unless the args say otherwise. */
+const OWNER_CHECK_MS = 5000;
 
 function copy(data: Uint8Array): ArrayBuffer {
   const ab = new ArrayBuffer(data.byteLength);
@@ -22,15 +24,21 @@ function copy(data: Uint8Array): ArrayBuffer {
   return ab;
 }
 
-export default defineActor<SessionProtocol, null, SessionArgs>({
+export default defineActor<SessionProtocol, null, SessionArgs, Session>({
   kind: 'media-session',
-  init(ctx) {
+  init: () => null,
+  /** The session is the live value: the runtime closes it (and every socket it holds) when the actor ends. */
+  open(ctx) {
     const bridge = ctx.ref<BridgeProtocol>(ctx.args.bridge);
     const sessionId = ctx.args.sessionId;
     const session = new Session(ctx.args, {
       actorId: ctx.id,
-      emit: (event, data) => bridge.send({ type: 'event', sessionId, event, data: { session_id: sessionId, ...data } }),
-      adoptElsewhere: (target, snapshot) => ctx.ref<SessionProtocol>(target).request({ type: 'adopt', snapshot, from: ctx.id }, { timeoutMs: 5000 }),
+      emit<E extends SessionEvent>(event: E, data: SessionEventData<E>) {
+        const msg: BridgeEventMsg<E> = { type: 'event', sessionId, event, data };
+        // BridgeEventMsg<E> is one member of BridgeEventMsg; TS cannot see that for a generic E.
+        bridge.send(msg as BridgeEventMsg);
+      },
+      adoptElsewhere: (target, snapshot) => ctx.ref<SessionProtocol>(target).request({ type: 'adopt', snapshot, from: ctx.id }, { timeoutMs: ADOPT_TIMEOUT_MS }),
       relayIn: (target, endpointId, data, address, port, rtcp) => {
         const ab = copy(data);
         ctx.ref<SessionProtocol>(target).send({ type: 'relayIn', endpointId, data: ab, address, port, rtcp }, { transfer: [ab] });
@@ -45,12 +53,10 @@ export default defineActor<SessionProtocol, null, SessionArgs>({
       setInterval: (fn, ms) => ctx.setInterval(fn, ms),
       countPacket: (kind, n) => packetsCounter.inc({ kind }, n),
     });
-    sessions.set(ctx, session);
-    ctx.onCleanup(() => session.close());
     // A front that restarted has an empty registry: a session it does not know is unreachable,
     // so it ends itself (closing its sockets) rather than hold ports for nobody.
     const check = () =>
-      bridge.request({ type: 'owns', sessionId }, { timeoutMs: 2000 }).then(
+      bridge.request({ type: 'owns', sessionId }, { timeoutMs: OWNS_TIMEOUT_MS }).then(
         (owned) => {
           if (!owned) {
             ctx.log.warn({ session: sessionId }, 'the bridge front no longer knows this session: ending it');
@@ -59,25 +65,18 @@ export default defineActor<SessionProtocol, null, SessionArgs>({
         },
         () => undefined, // the front is restarting: ask again later
       );
-    const every = ctx.args.ownerCheckMs ?? 5000;
+    const every = ctx.args.ownerCheckMs ?? OWNER_CHECK_MS;
     ctx.setTimeout(() => ctx.setInterval(check, every), Math.floor(Math.random() * every));
-    return null;
+    return session;
   },
   handlers: {
-    command: (msg, ctx) => get(ctx).command(msg.command, msg.targetActor),
-    adopt: (msg, ctx) => get(ctx).adopt(msg.snapshot, msg.from),
-    relayIn: (msg, ctx) => get(ctx).relayedIn(msg.endpointId, new Uint8Array(msg.data), msg.address, msg.port, msg.rtcp),
-    relayOut: (msg, ctx) => {
-      const r = get(ctx).relays.get(msg.endpointId);
-      r?.sockets.send(new Uint8Array(msg.data), msg.address, msg.port, msg.rtcp);
-    },
-    relayRetarget: (msg, ctx) => {
-      const r = get(ctx).relays.get(msg.endpointId);
-      if (r) r.target = msg.to;
-    },
-    relayClose: (msg, ctx) => {
-      const s = get(ctx);
-      if (s.relayClosed(msg.endpointId, msg.closeSockets) && s.destroyed) {
+    command: (msg, _ctx, session) => session.command(msg.command, msg.targetActor),
+    adopt: (msg, _ctx, session) => session.adopt(msg.snapshot, msg.from),
+    relayIn: (msg, _ctx, session) => session.relayedIn(msg.endpointId, new Uint8Array(msg.data), msg.address, msg.port, msg.rtcp),
+    relayOut: (msg, _ctx, session) => session.sendRelayed(msg.endpointId, new Uint8Array(msg.data), msg.address, msg.port, msg.rtcp),
+    relayRetarget: (msg, _ctx, session) => session.retargetRelay(msg.endpointId, msg.to),
+    relayClose: (msg, ctx, session) => {
+      if (session.closeRelay(msg.endpointId, msg.closeSockets)) {
         ctx.ref<BridgeProtocol>(ctx.args.bridge).send({ type: 'sessionIdle', sessionId: ctx.args.sessionId });
       }
     },

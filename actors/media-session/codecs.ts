@@ -60,11 +60,6 @@ function newOpus(): OpusCodec {
   return c;
 }
 
-/** Whether @discordjs/opus has been loaded in this thread (for tests of the lazy load). */
-export function opusLoaded(): boolean {
-  return opus !== null;
-}
-
 function frameSamplesOf(codec: CodecName): number {
   return CODECS[codec].sampleRate / 50;
 }

@@ -29,7 +29,7 @@
  * Every command (except session.info) and every re-plan takes all rules back first; the
  * once-a-second housekeeping and session.info read them (counters, statistics, stream state).
  */
-import type { CodecName } from '../../protocols/media/types.js';
+import type { CodecName, PeerPolicy } from '../../protocols/media/types.js';
 import { F, NATIVE_WINDOW_WORDS, SRTP_KEYS, STATE_FIELDS } from './fastpath.js';
 import type { RtpEndpoint } from './rtp-endpoint.js';
 
@@ -58,7 +58,7 @@ export class FastRules {
   /** Forwarded audio packets counted by C, not yet added to the session's metric. */
   forwarded = 0;
 
-  constructor(private readonly peerPolicy: () => 'strict' | 'address' | 'latch') {}
+  constructor(private readonly peerPolicy: () => PeerPolicy) {}
 
   get size(): number {
     return this.rules.size;

@@ -19,7 +19,11 @@
  */
 import { createRequire } from 'node:module';
 
-/** Indexes of the Float64Array that carries a rule's state between JS and C (fastpath.c's enum). */
+/**
+ * Indexes of the Float64Array that carries a rule's state between JS and C (the enum in
+ * fastpath.h). The addon exports the name of every index (F_NAMES there): `layoutMismatch`
+ * checks them all when it loads.
+ */
 export const F = {
   ssrc: 0, seq: 1, lastTs: 2, tsOffset: 3, outPackets: 4, outOctets: 5, expectSsrc: 6,
   baseSeq: 7, maxSeq: 8, cycles: 9, badSeq: 10, received: 11, transit: 12, jitter: 13, clock: 14,
@@ -37,8 +41,24 @@ export const NATIVE_WINDOW_WORDS = 4;
 /** Layout of setRule's SRTP key block: tags, then per side AES key 16, salt 14, HMAC key 20. */
 export const SRTP_KEYS = { inTag: 0, outTag: 1, in: 2, out: 52, bytes: 102 } as const;
 
+/**
+ * Why the addon's state layout is not this module's, or '' when it is: the field count, every
+ * index of F by name, and the window words after F.inW0 (inW1 ..).
+ */
+export function layoutMismatch(names: readonly string[]): string {
+  if (names.length !== STATE_FIELDS) return `addon state layout has ${names.length} fields, expected ${STATE_FIELDS}`;
+  const expected = new Map<number, string>(Object.entries(F).map(([name, i]) => [i, name]));
+  for (let w = 1; w < NATIVE_WINDOW_WORDS; w++) expected.set(F.inW0 + w, `inW${w}`);
+  for (let i = 0; i < STATE_FIELDS; i++) {
+    if (names[i] !== expected.get(i)) return `addon state field ${i} is ${names[i]}, expected ${expected.get(i) ?? 'none'}`;
+  }
+  return '';
+}
+
 export interface NativeFastPath {
   readonly STATE_FIELDS: number;
+  /** The name of each state field, by index (fastpath.h's F_NAMES). */
+  readonly STATE_FIELD_NAMES: readonly string[];
   /** Bind a UDP socket: a handle >= 0, or -errno. */
   open(family: 4 | 6, address: string, port: number): number;
   close(handle: number): void;
@@ -75,7 +95,9 @@ export function fastpath(): NativeFastPath | null {
   try {
     const require = createRequire(import.meta.url);
     const loaded = require(new URL('../../../native/rtp-fastpath/build/Release/rtp_fastpath.node', import.meta.url).pathname) as NativeFastPath;
-    if (loaded.STATE_FIELDS !== STATE_FIELDS) throw new Error(`addon state layout ${loaded.STATE_FIELDS} fields, expected ${STATE_FIELDS}: rebuild it (npm run build:native)`);
+    const names = loaded.STATE_FIELD_NAMES as readonly string[] | undefined;
+    const mismatch = !names ? 'the addon names no state fields (STATE_FIELD_NAMES)' : loaded.STATE_FIELDS !== STATE_FIELDS ? `addon state layout has ${loaded.STATE_FIELDS} fields, expected ${STATE_FIELDS}` : layoutMismatch(names);
+    if (mismatch) throw new Error(`${mismatch}: rebuild it (npm run build:native)`);
     loaded.onPackets(dispatch);
     addon = loaded;
   } catch (err) {

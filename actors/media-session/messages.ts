@@ -4,15 +4,36 @@
  * an endpoint whose sockets stayed on another thread.
  */
 import type { Protocol } from '../../runtime/index.js';
-import type { Command } from '../../protocols/media/commands.js';
+import type { Command, Method } from '../../protocols/media/commands.js';
 import type { ErrorCode } from '../../protocols/media/envelope.js';
+import type { Results } from '../../protocols/media/results.js';
+import type { PeerPolicy } from '../../protocols/media/types.js';
 import type { EndpointSnapshot } from './snapshot.js';
 
-export type CommandOutcome = { ok: true; result: Record<string, unknown> } | { ok: false; code: ErrorCode; message: string };
+/** A command the bridge front passes to the bound session (it answers the other two itself). */
+export type SessionCommand = Exclude<Command, { method: 'session.create' | 'session.attach' }>;
+export type SessionMethod = SessionCommand['method'];
+
+/** A refused command: the error code and message the client gets. */
+export type Refusal = { ok: false; code: ErrorCode; message: string };
+
+/** A command's answer: its result as the client's `Results` declares it, or a refusal. */
+export type CommandOutcome<M extends Method = Method> = { [K in M]: { ok: true; result: Results[K] } }[M] | Refusal;
+
+/**
+ * What a session answers: the client's results, except that session.destroy also says whether
+ * the actor must linger to relay the sockets of endpoints it gave away (the front keeps that
+ * to itself). Every session outcome is a CommandOutcome.
+ */
+export type SessionResults = Omit<Results, 'session.destroy'> & { 'session.destroy': Results['session.destroy'] & { lingering: boolean } };
+export type SessionOutcome<M extends SessionMethod = SessionMethod> = { [K in M]: { ok: true; result: SessionResults[K] } }[M] | Refusal;
+
+/** A transfer's answer from the target session. */
+export type AdoptOutcome = { ok: true; result: { endpoint_id: string } } | Refusal;
 
 export type SessionMsg =
   /** A command of the bound connection. */
-  | { type: 'command'; command: Exclude<Command, { method: 'session.create' | 'session.attach' }>; targetActor?: string }
+  | { type: 'command'; command: SessionCommand; targetActor?: string }
   /** Transfer: adopt an endpoint (its sockets are on this thread's shelf when the threads match). */
   | { type: 'adopt'; snapshot: EndpointSnapshot; from: string }
   /** Relay: a datagram that arrived at an endpoint's sockets on the home thread. */
@@ -25,8 +46,8 @@ export type SessionMsg =
   | { type: 'relayClose'; endpointId: string; closeSockets: boolean };
 
 export interface SessionReplies {
-  command: CommandOutcome;
-  adopt: CommandOutcome;
+  command: SessionOutcome;
+  adopt: AdoptOutcome;
 }
 
 export type SessionProtocol = Protocol<SessionMsg, SessionReplies>;
@@ -41,9 +62,12 @@ export interface SessionArgs {
   rtpPortMax: number;
   mediaTimeoutMs: number;
   maxEndpoints: number;
-  peerPolicy: 'strict' | 'address' | 'latch';
+  peerPolicy: PeerPolicy;
   /** How often the session checks that the front still knows it (default 5000 ms). */
   ownerCheckMs?: number;
 }
 
-export const sessionActorId = (sessionId: string) => `media.session.${sessionId}`;
+const SESSION_ACTOR_PREFIX = 'media.session.';
+/** The id of a session's actor, and back. */
+export const sessionActorId = (sessionId: string) => `${SESSION_ACTOR_PREFIX}${sessionId}`;
+export const sessionIdOf = (actorId: string) => actorId.slice(SESSION_ACTOR_PREFIX.length);

@@ -1,15 +1,14 @@
 /**
- * An RTP endpoint's socket pair owned by the native packet path (fastpath.ts): the same face
- * as the dgram pair (sockets.ts), plus the native handles, through which fast-rules.ts sets
- * the forwarding rule of the RTP socket. Received packets that the addon does not forward
+ * An RTP endpoint's socket pair owned by the native packet path (fastpath.ts), behind the face
+ * of socket-pair.ts; its native handles are how fast-rules.ts sets the forwarding rule of the
+ * RTP socket. Received packets that the addon does not forward
  * arrive through `onPacket` (batched per loop turn by the addon); sends are queued natively
  * and leave with sendmmsg once per loop turn.
  */
-import type { NativeFastPath } from './fastpath.js';
-import { setReceiver } from './fastpath.js';
-import { candidatePorts, type PacketHandler } from './sockets.js';
+import { setReceiver, type NativeFastPath } from './fastpath.js';
+import { candidatePorts, type PacketHandler, type SocketPair } from './socket-pair.js';
 
-export class NativeSocketPair {
+export class NativeSocketPair implements SocketPair {
   onPacket: PacketHandler = () => undefined;
   closed = false;
   sent = 0;

@@ -10,7 +10,7 @@
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { threadId } from 'node:worker_threads';
-import type { CodecName, Direction } from '../../protocols/media/types.js';
+import type { CodecName, Direction, PeerPolicy } from '../../protocols/media/types.js';
 import { answerOffer, answerReinvite, acceptAnswer, createOffer, createRekeyOffer, type LocalMedia, type Negotiated, type PendingOffer } from '../../protocols/media/sdp/index.js';
 import { SrtpReceiveContext, SrtpReceiver, SrtpSendContext, srtpTagLength, type SrtpFailure } from '../../protocols/media/srtp/index.js';
 import { deriveKey } from '../../protocols/media/srtp/kdf.js';
@@ -18,19 +18,25 @@ import { isRtcpPacket, parseRtp, writeRtpHeader, type RtpHeader } from '../../pr
 import { buildReceiverReport, buildSenderReport, newReceiveStats, parseRtcp, reportBlockFor, updateReceiveStats, type ReceiveStats } from '../../protocols/media/rtcp.js';
 import { newOutbound, type OutboundState, type Stamp } from '../../protocols/media/outbound.js';
 import { intersectDirections } from '../../protocols/media/routing.js';
-import type { SocketPair } from './sockets.js';
+import type { EndpointInfo } from '../../protocols/media/results.js';
+import type { SocketPair } from './socket-pair.js';
 import type { RtpEndpointSnapshot, RtpState } from './snapshot.js';
 
 export type Outcome<T> = { ok: true; value: T } | { ok: false; message: string };
 
+/** Why an endpoint closed: `endpoint.remove` (or a failed create), its session closed, or it moved to another session. */
+export type EndpointCloseReason = 'removed' | 'session closed' | 'transferred';
+
 /** The session's face for its RTP endpoints. */
 export interface RtpHost {
   readonly actorId: string;
-  readonly peerPolicy: 'strict' | 'address' | 'latch';
+  readonly peerPolicy: PeerPolicy;
   readonly mediaTimeoutMs: number;
   stateChanged(ep: RtpEndpoint, previous: RtpState): void;
   media(ep: RtpEndpoint, header: RtpHeader, payload: Uint8Array): void;
   relayOut(ep: RtpEndpoint, data: Uint8Array, address: string, port: number, rtcp: boolean): void;
+  /** A relayed endpoint closed: its home session may close the sockets it kept for it. */
+  releaseRelay(ep: RtpEndpoint): void;
   /** Take back from the native path the rule this endpoint is the source (destination) of. */
   takeFast(ep: RtpEndpoint, role: 'source' | 'destination'): void;
 }
@@ -66,6 +72,8 @@ export class RtpEndpoint {
   private lastSr: { ntpMid: number; at: number } | null = null;
   /** `<endpoint id>:<peer SSRC>`: names the source of forwarded packets (a new SSRC is a new source). */
   sourceKey = '';
+  /** Set once, by close(): a closed endpoint refuses every command and sends nothing. */
+  private closedBy: EndpointCloseReason | null = null;
 
   constructor(readonly id: string, private readonly host: RtpHost, s: RtpEndpointSnapshot, sockets: SocketPair | null) {
     this.state = s.state;
@@ -142,13 +150,15 @@ export class RtpEndpoint {
   private newKey = (): Uint8Array => randomBytes(30);
 
   fromOffer(sdp: string): Outcome<string> {
+    if (this.closedBy) return this.refuseClosed();
     const r = answerOffer(sdp, { local: this.local, direction: this.requestedDirection, newKey: this.newKey });
     if (!r.ok) return { ok: false, message: r.error };
     this.commit(r.value.negotiated);
     return { ok: true, value: r.value.sdp };
   }
 
-  createOffer(o: { srtp: boolean; srtpOptional: boolean; codecs?: readonly import('../../protocols/media/types.js').CodecName[] }): Outcome<string> {
+  createOffer(o: { srtp: boolean; srtpOptional: boolean; codecs?: readonly CodecName[] }): Outcome<string> {
+    if (this.closedBy) return this.refuseClosed();
     const r = createOffer({ local: this.local, direction: this.requestedDirection, srtp: o.srtp, srtpOptional: o.srtpOptional, codecs: o.codecs, newKey: this.newKey });
     if (!r.ok) return { ok: false, message: r.error };
     this.pending = r.value;
@@ -156,6 +166,7 @@ export class RtpEndpoint {
   }
 
   acceptAnswer(sdp: string, now: number): Outcome<null> {
+    if (this.closedBy) return this.refuseClosed();
     if (!this.pending) return { ok: false, message: `endpoint ${this.id} has no outstanding offer to answer` };
     const r = acceptAnswer(this.pending, sdp);
     if (!r.ok) return { ok: false, message: r.error };
@@ -167,6 +178,7 @@ export class RtpEndpoint {
   }
 
   reinvite(sdp: string, now: number): Outcome<string> {
+    if (this.closedBy) return this.refuseClosed();
     if (!this.negotiated) return { ok: false, message: `endpoint ${this.id} has no established negotiation to re-invite` };
     if (this.pending) return { ok: false, message: `endpoint ${this.id} has an unanswered offer; accept its answer first` };
     this.local = { ...this.local, sessionVersion: this.local.sessionVersion + 1 };
@@ -195,6 +207,7 @@ export class RtpEndpoint {
   }
 
   rekey(): Outcome<string> {
+    if (this.closedBy) return this.refuseClosed();
     if (!this.negotiated) return { ok: false, message: `endpoint ${this.id} is not negotiated yet` };
     if (!this.negotiated.secure) return { ok: false, message: `endpoint ${this.id} uses plain RTP; there is no SRTP key to renew` };
     if (this.pending) return { ok: false, message: `endpoint ${this.id} has an unanswered offer` };
@@ -227,7 +240,7 @@ export class RtpEndpoint {
 
   receive(data: Uint8Array, address: string, port: number, rtcp: boolean): void {
     const n = this.negotiated;
-    if (!n) {
+    if (!n || this.closedBy) {
       this.counters.policyDrops++;
       return;
     }
@@ -331,7 +344,7 @@ export class RtpEndpoint {
   /** Send one RTP packet with our SSRC and the given stamp and payload type. */
   sendRtp(pt: number, stamp: Stamp, payload: Uint8Array): void {
     const n = this.negotiated;
-    if (!n) return;
+    if (!n || this.closedBy) return;
     if (this.fastDestination) this.host.takeFast(this, 'destination');
     // One buffer per packet: the socket keeps it until the datagram is sent.
     const plain = Buffer.allocUnsafe(12 + payload.length);
@@ -348,7 +361,7 @@ export class RtpEndpoint {
   /** One RTCP report (SR once we have sent, else RR), with a block for the peer's stream. */
   sendReport(now: number): void {
     const n = this.negotiated;
-    if (!n || this.direction === 'inactive') return;
+    if (!n || this.closedBy || this.direction === 'inactive') return;
     const reports = [];
     if (this.stats && this.remoteSsrc !== null) {
       const lsr = this.lastSr?.ntpMid ?? 0;
@@ -431,7 +444,43 @@ export class RtpEndpoint {
 
   // ---- moving and closing ------------------------------------------------------------------
 
+  get closed(): boolean {
+    return this.closedBy !== null;
+  }
+
+  /**
+   * Close the endpoint, once: a native rule that carries its packets or its stream comes back,
+   * then its sockets close, or, when they stayed on another thread, its home session is told to
+   * close the ones it kept for it. Afterwards every command is refused (naming `reason`) and
+   * nothing is sent.
+   */
+  close(reason: EndpointCloseReason = 'removed'): void {
+    if (this.closedBy) return;
+    this.closedBy = reason;
+    if (this.fastSource) this.host.takeFast(this, 'source');
+    if (this.fastDestination) this.host.takeFast(this, 'destination');
+    if (this.sockets) this.sockets.close();
+    else this.host.releaseRelay(this);
+  }
+
+  /**
+   * The endpoint leaves for another session (endpoint.transfer, after its snapshot): this object
+   * closes without closing its sockets and hands them over, or null when they are relayed.
+   */
+  handOver(): SocketPair | null {
+    if (this.closedBy) throw new Error(`endpoint ${this.id} is closed (${this.closedBy}): it cannot be moved`);
+    this.closedBy = 'transferred';
+    const sockets = this.sockets;
+    this.sockets = null;
+    return sockets;
+  }
+
+  private refuseClosed(): { ok: false; message: string } {
+    return { ok: false, message: `endpoint ${this.id} is closed (${this.closedBy}); it takes no more commands` };
+  }
+
   snapshot(): RtpEndpointSnapshot {
+    if (this.closedBy) throw new Error(`endpoint ${this.id} is closed (${this.closedBy}): it cannot be moved`);
     return {
       kind: 'rtp',
       id: this.id,
@@ -453,7 +502,7 @@ export class RtpEndpoint {
     };
   }
 
-  info(): Record<string, unknown> {
+  info(): EndpointInfo {
     const n = this.negotiated;
     return {
       endpoint_id: this.id,

@@ -9,30 +9,32 @@
  */
 import { randomUUID } from 'node:crypto';
 import { threadId } from 'node:worker_threads';
-import type { Command } from '../../protocols/media/commands.js';
+import type { SessionInfo } from '../../protocols/media/results.js';
 import { routingPlan, type Route, type RouteNode } from '../../protocols/media/routing.js';
 import { stampEvent, stampForwarded, stampGenerated } from '../../protocols/media/outbound.js';
 import type { RtpHeader } from '../../protocols/media/rtp.js';
-import type { CodecName } from '../../protocols/media/types.js';
+import type { CodecName, Direction } from '../../protocols/media/types.js';
 import { rtpTimestampIncrement } from './codecs.js';
 import { Mixer, type MixSource } from './mixer.js';
 import { RtpEndpoint, type RtpHost } from './rtp-endpoint.js';
-import { shelf, SocketPair } from './sockets.js';
+import { openSocketPair, shelf } from './sockets.js';
+import type { SocketPair } from './socket-pair.js';
 import { FastRules } from './fast-rules.js';
 import { ToneEndpoint } from './tone-endpoint.js';
 import { markReported, mediaTimeouts, reportCounters, toneFinished, transfers } from './metrics.js';
-import type { CommandOutcome, SessionArgs } from './messages.js';
+import { sessionIdOf, type AdoptOutcome, type Refusal, type SessionArgs, type SessionCommand, type SessionMethod, type SessionOutcome, type SessionResults } from './messages.js';
+import type { SessionEvent, SessionEventData } from '../media-bridge/messages.js';
 import type { EndpointSnapshot, RtpState } from './snapshot.js';
 
 export type Endpoint = RtpEndpoint | ToneEndpoint;
-type SessionCommand = Exclude<Command, { method: 'session.create' | 'session.attach' }>;
 
 /** What the session needs from its actor. */
 export interface SessionEnv {
   actorId: string;
-  emit(event: string, data: Record<string, unknown>): void;
+  /** Push an event to the connection that owns the session (the front adds `session_id`). */
+  emit<E extends SessionEvent>(event: E, data: SessionEventData<E>): void;
   /** Move an endpoint to another session actor; resolves with its answer. */
-  adoptElsewhere(target: string, snapshot: EndpointSnapshot): Promise<CommandOutcome>;
+  adoptElsewhere(target: string, snapshot: EndpointSnapshot): Promise<AdoptOutcome>;
   relayIn(target: string, endpointId: string, data: Uint8Array, address: string, port: number, rtcp: boolean): void;
   relayOut(home: string, endpointId: string, data: Uint8Array, address: string, port: number, rtcp: boolean): void;
   relayRetarget(home: string, endpointId: string, to: string): void;
@@ -52,16 +54,19 @@ interface Target {
   frameTicks: number;
 }
 
-const ok = (result: Record<string, unknown> = {}): CommandOutcome => ({ ok: true, result });
-const fail = (code: Extract<CommandOutcome, { ok: false }>['code'], message: string): CommandOutcome => ({ ok: false, code, message });
+/** The result of command `c`, typed by what the client expects of its method. */
+const ok = <M extends SessionMethod>(_c: { method: M }, result: SessionResults[M]) => ({ ok: true as const, result });
+const fail = (code: Refusal['code'], message: string): Refusal => ({ ok: false, code, message });
 /** Packets kept for a transferred endpoint while its target adopts it (1 s of a 20 ms stream). */
 const MAX_HELD_IN_TRANSFER = 50;
 
 export class Session implements RtpHost {
   readonly endpoints = new Map<string, Endpoint>();
   /** Sockets of endpoints that moved to a session on another thread: we relay their media. */
-  readonly relays = new Map<string, { sockets: SocketPair; target: string }>();
-  destroyed = false;
+  private readonly relays = new Map<string, { sockets: SocketPair; target: string }>();
+  /** Set once, by close() (session.destroy, or the actor ending): no more commands or endpoints. */
+  private isClosed = false;
+  private housekeepingTimer: NodeJS.Timeout | null = null;
   private plan = new Map<string, Route>();
   /** Per source: where its packets go, worked out once per change of routing. */
   private targetsOf = new Map<string, Target[]>();
@@ -82,7 +87,9 @@ export class Session implements RtpHost {
     private readonly env: SessionEnv,
   ) {
     // Sessions made together must not all do their housekeeping in the same millisecond.
-    env.setTimeout(() => env.setInterval(() => this.housekeeping(), 1000), Math.floor(Math.random() * 1000));
+    this.housekeepingTimer = env.setTimeout(() => {
+      this.housekeepingTimer = env.setInterval(() => this.housekeeping(), 1000);
+    }, Math.floor(Math.random() * 1000));
   }
 
   get actorId(): string {
@@ -97,20 +104,23 @@ export class Session implements RtpHost {
 
   // ---- commands ----------------------------------------------------------------------------
 
-  async command(c: SessionCommand, targetActor?: string): Promise<CommandOutcome> {
+  /** Run a command of the bound connection; its outcome is typed by the command's method. */
+  async command<M extends SessionMethod>(c: Extract<SessionCommand, { method: M }>, targetActor?: string): Promise<SessionOutcome<M>>;
+  async command(c: SessionCommand, targetActor?: string): Promise<SessionOutcome> {
+    if (this.isClosed) return fail('SESSION_NOT_FOUND', `session ${this.args.sessionId} is closed (destroyed, or its actor is ending); it takes no more commands`);
     // A command may change routes, streams or negotiation: the native rules' state comes back first.
     if (c.method === 'session.info') this.fast.readAll();
     else this.fast.takeAll();
     switch (c.method) {
       case 'session.info':
-        return ok(this.info());
+        return ok(c, this.info());
       case 'endpoint.rtp.create_from_offer': {
         const made = await this.newRtp(c.params.direction);
         if (!made.ok) return made.outcome;
         const r = made.ep.fromOffer(c.params.sdp);
         if (!r.ok) return this.discard(made.ep, r.message);
         this.add(made.ep);
-        return ok({ endpoint_id: made.ep.id, sdp_answer: r.value });
+        return ok(c, { endpoint_id: made.ep.id, sdp_answer: r.value });
       }
       case 'endpoint.rtp.create_offer': {
         const made = await this.newRtp(c.params.direction);
@@ -118,7 +128,7 @@ export class Session implements RtpHost {
         const r = made.ep.createOffer({ srtp: c.params.srtp, srtpOptional: c.params.srtp_optional, codecs: c.params.codecs });
         if (!r.ok) return this.discard(made.ep, r.message);
         this.add(made.ep);
-        return ok({ endpoint_id: made.ep.id, sdp_offer: r.value });
+        return ok(c, { endpoint_id: made.ep.id, sdp_offer: r.value });
       }
       case 'endpoint.accept_answer':
       case 'endpoint.rtp.accept_answer': {
@@ -128,7 +138,7 @@ export class Session implements RtpHost {
         const r = ep.ep.acceptAnswer(c.params.sdp, Date.now());
         if (!r.ok) return fail('ENDPOINT_ERROR', r.message);
         this.replan();
-        return ok();
+        return ok(c, {});
       }
       case 'endpoint.rtp.reinvite': {
         const ep = this.rtp(c.params.endpoint_id);
@@ -136,20 +146,20 @@ export class Session implements RtpHost {
         const r = ep.ep.reinvite(c.params.sdp, Date.now());
         if (!r.ok) return fail('ENDPOINT_ERROR', r.message);
         this.replan();
-        return ok({ sdp_answer: r.value });
+        return ok(c, { sdp_answer: r.value });
       }
       case 'endpoint.rtp.srtp_rekey': {
         const ep = this.rtp(c.params.endpoint_id);
         if (!ep.ok) return ep.outcome;
         const r = ep.ep.rekey();
-        return r.ok ? ok({ sdp: r.value }) : fail('ENDPOINT_ERROR', r.message);
+        return r.ok ? ok(c, { sdp: r.value }) : fail('ENDPOINT_ERROR', r.message);
       }
       case 'endpoint.create_tone': {
         if (this.endpoints.size >= this.args.maxEndpoints) return this.full();
         const { tone, frequency, duration_ms } = c.params;
         const ep = new ToneEndpoint(randomUUID(), tone, frequency, duration_ms, Date.now());
         this.add(ep);
-        return ok({ endpoint_id: ep.id, tone });
+        return ok(c, { endpoint_id: ep.id, tone });
       }
       case 'endpoint.update_direction': {
         const ep = this.endpoints.get(c.params.endpoint_id);
@@ -160,30 +170,30 @@ export class Session implements RtpHost {
         }
         ep.override = d === 'auto' ? null : d;
         this.replan();
-        return ok();
+        return ok(c, {});
       }
       case 'endpoint.remove': {
         const ep = this.endpoints.get(c.params.endpoint_id);
         if (!ep) return this.noEndpoint(c.params.endpoint_id);
         this.detach(ep);
         const removedAt = Date.now();
-        this.closeEndpoint(ep);
-        return ok({ removed_at_epoch_ms: removedAt });
+        ep.close();
+        return ok(c, { removed_at_epoch_ms: removedAt });
       }
       case 'endpoint.transfer':
         return this.transferOut(c.params.endpoint_id, c.params.target_session_id, targetActor);
       case 'session.destroy':
-        return ok({ lingering: this.destroy() });
+        return ok(c, { session_id: this.args.sessionId, destroyed: true, lingering: this.destroy() });
       default:
         return fail('NOT_IMPLEMENTED', `${c.method} is not available in this version of the bridge`);
     }
   }
 
-  private async newRtp(direction: import('../../protocols/media/types.js').Direction): Promise<{ ok: true; ep: RtpEndpoint } | { ok: false; outcome: CommandOutcome }> {
+  private async newRtp(direction: Direction): Promise<{ ok: true; ep: RtpEndpoint } | { ok: false; outcome: Refusal }> {
     if (this.endpoints.size >= this.args.maxEndpoints) return { ok: false, outcome: this.full() };
     let sockets: SocketPair;
     try {
-      sockets = await SocketPair.open(this.args.bindAddress, this.args.family, this.args.rtpPortMin, this.args.rtpPortMax);
+      sockets = await openSocketPair(this.args.bindAddress, this.args.family, this.args.rtpPortMin, this.args.rtpPortMax);
     } catch (err) {
       return { ok: false, outcome: fail('ENDPOINT_ERROR', (err as Error).message) };
     }
@@ -191,20 +201,20 @@ export class Session implements RtpHost {
     return { ok: true, ep: RtpEndpoint.fresh(randomUUID(), this, local, sockets, direction) };
   }
 
-  private discard(ep: RtpEndpoint, message: string): CommandOutcome {
-    ep.sockets?.close();
+  private discard(ep: RtpEndpoint, message: string): Refusal {
+    ep.close();
     return fail('ENDPOINT_ERROR', message);
   }
 
-  private full(): CommandOutcome {
+  private full(): Refusal {
     return fail('LIMIT_EXCEEDED', `the session has ${this.endpoints.size} endpoints; max_endpoints_per_session is ${this.args.maxEndpoints}`);
   }
 
-  private noEndpoint(id: string): CommandOutcome {
+  private noEndpoint(id: string): Refusal {
     return fail('ENDPOINT_ERROR', `no endpoint ${id} in this session (never created, removed, or transferred away)`);
   }
 
-  private rtp(id: string): { ok: true; ep: RtpEndpoint } | { ok: false; outcome: CommandOutcome } {
+  private rtp(id: string): { ok: true; ep: RtpEndpoint } | { ok: false; outcome: Refusal } {
     const ep = this.endpoints.get(id);
     if (!ep) return { ok: false, outcome: this.noEndpoint(id) };
     if (ep.type !== 'rtp') return { ok: false, outcome: fail('ENDPOINT_ERROR', `endpoint ${id} is a ${ep.type} endpoint, not an RTP endpoint`) };
@@ -224,15 +234,9 @@ export class Session implements RtpHost {
     this.replan();
   }
 
-  private closeEndpoint(ep: Endpoint): void {
-    if (ep.type !== 'rtp') return;
-    if (ep.sockets) ep.sockets.close();
-    else this.env.relayClose(ep.home.actor, ep.id, true);
-  }
-
   // ---- transfer ----------------------------------------------------------------------------
 
-  private async transferOut(id: string, targetSessionId: string, targetActor: string | undefined): Promise<CommandOutcome> {
+  private async transferOut(id: string, targetSessionId: string, targetActor: string | undefined): Promise<SessionOutcome<'endpoint.transfer'>> {
     if (targetSessionId === this.args.sessionId) return fail('INVALID_PARAMS', 'target_session_id is this session; a transfer moves an endpoint to another session');
     const ep = this.endpoints.get(id);
     if (!ep) return this.noEndpoint(id);
@@ -240,7 +244,7 @@ export class Session implements RtpHost {
     if (!targetActor) return fail('SESSION_NOT_FOUND', `session ${targetSessionId} does not exist`);
     this.detach(ep);
     const snapshot = ep.snapshot();
-    const sockets = ep.sockets;
+    const sockets = ep.handOver();
     // In flight: packets that arrive while the target adopts the endpoint are kept (copied: a
     // native batch's buffer is reused) and handed to whoever owns the sockets afterwards, so a
     // transfer loses none even when the round trip to the target takes several packet times.
@@ -254,7 +258,7 @@ export class Session implements RtpHost {
       };
       shelf.set(id, sockets);
     }
-    let answer: CommandOutcome;
+    let answer: AdoptOutcome;
     try {
       answer = await this.env.adoptElsewhere(targetActor, snapshot);
     } catch (err) {
@@ -280,12 +284,12 @@ export class Session implements RtpHost {
     replay();
     transfers.inc({ outcome: this.relays.has(id) ? 'relayed' : 'same-thread' });
     this.env.emit('endpoint.transferred_out', { endpoint_id: id, target_session_id: targetSessionId });
-    return ok({ endpoint_id: id, target_session_id: targetSessionId });
+    return { ok: true, result: { endpoint_id: id, target_session_id: targetSessionId } };
   }
 
   /** Transfer in: take an endpoint from another session. */
-  adopt(snapshot: EndpointSnapshot, from: string): CommandOutcome {
-    if (this.destroyed) return fail('TRANSFER_FAILED', 'the target session is being destroyed');
+  adopt(snapshot: EndpointSnapshot, from: string): AdoptOutcome {
+    if (this.isClosed) return fail('TRANSFER_FAILED', 'the target session is being destroyed');
     if (this.endpoints.size >= this.args.maxEndpoints) {
       return fail('TRANSFER_FAILED', `the target session is at max_endpoints_per_session (${this.args.maxEndpoints})`);
     }
@@ -304,8 +308,8 @@ export class Session implements RtpHost {
     }
     markReported(ep, ep.counters);
     this.add(ep);
-    this.env.emit('endpoint.transferred_in', { endpoint_id: ep.id, source_session_id: from.replace(/^media\.session\./, '') });
-    return ok({ endpoint_id: ep.id });
+    this.env.emit('endpoint.transferred_in', { endpoint_id: ep.id, source_session_id: sessionIdOf(from) });
+    return { ok: true, result: { endpoint_id: ep.id } };
   }
 
   relayedIn(endpointId: string, data: Uint8Array, address: string, port: number, rtcp: boolean): void {
@@ -317,15 +321,36 @@ export class Session implements RtpHost {
     this.env.relayOut(ep.home.actor, ep.id, data, address, port, rtcp);
   }
 
-  /** True when the session holds no more relays (a destroyed session may then go). */
-  relayClosed(endpointId: string, closeSockets: boolean): boolean {
+  releaseRelay(ep: RtpEndpoint): void {
+    this.env.relayClose(ep.home.actor, ep.id, true);
+  }
+
+  // ---- relays: the sockets of endpoints that moved to a session on another thread ----------
+
+  /** Send a datagram for a departed endpoint from the sockets kept for it. */
+  sendRelayed(endpointId: string, data: Uint8Array, address: string, port: number, rtcp: boolean): void {
+    this.relays.get(endpointId)?.sockets.send(data, address, port, rtcp);
+  }
+
+  /** A departed endpoint moved on to `to`: its packets now go there. */
+  retargetRelay(endpointId: string, to: string): void {
+    const r = this.relays.get(endpointId);
+    if (r) r.target = to;
+  }
+
+  /**
+   * A departed endpoint ended (close its sockets) or came home through a third session (they
+   * stay open: that session took them). True when this session is closed and holds no more
+   * relays: a destroyed session that lingered for them may then go.
+   */
+  closeRelay(endpointId: string, closeSockets: boolean): boolean {
     const r = this.relays.get(endpointId);
     if (r) {
       this.relays.delete(endpointId);
       shelf.delete(endpointId);
       if (closeSockets) r.sockets.close();
     }
-    return this.relays.size === 0;
+    return this.isClosed && this.relays.size === 0;
   }
 
   // ---- media -------------------------------------------------------------------------------
@@ -497,7 +522,7 @@ export class Session implements RtpHost {
 
   // ---- lifecycle ---------------------------------------------------------------------------
 
-  info(): Record<string, unknown> {
+  info(): SessionInfo {
     return {
       session_id: this.args.sessionId,
       created_at_epoch_ms: this.createdAt,
@@ -508,23 +533,40 @@ export class Session implements RtpHost {
     };
   }
 
-  /** Remove every endpoint; true when the actor must linger to relay moved endpoints' sockets. */
+  get closed(): boolean {
+    return this.isClosed;
+  }
+
+  /** session.destroy: close the session; true when the actor must linger to relay moved endpoints' sockets. */
   destroy(): boolean {
-    this.destroyed = true;
-    this.fast.takeAll();
-    this.stopClock();
-    for (const ep of [...this.endpoints.values()]) {
-      this.detach(ep);
-      this.closeEndpoint(ep);
-    }
+    this.close({ keepRelays: true });
     return this.relays.size > 0;
   }
 
-  /** The actor is ending: close every socket this session holds. */
-  close(): void {
-    this.fast.takeAll();
-    this.stopClock();
-    for (const ep of this.endpoints.values()) if (ep.type === 'rtp') ep.sockets?.close();
+  /**
+   * Close the session: its one teardown path. Once: the native rules come back, the media clock
+   * and the housekeeping stop, and every endpoint closes, told that its session closed (it
+   * releases its sockets, or its home's relay) and refuses any later use. Then the sockets this
+   * session relays for endpoints that moved to another thread close too, unless `keepRelays`
+   * (session.destroy: the actor lingers for them; its end closes them).
+   */
+  close({ keepRelays = false } = {}): void {
+    if (!this.isClosed) {
+      this.isClosed = true;
+      this.fast.takeAll();
+      this.stopClock();
+      if (this.housekeepingTimer) clearTimeout(this.housekeepingTimer);
+      this.housekeepingTimer = null;
+      for (const ep of this.endpoints.values()) {
+        if (ep.type === 'rtp') reportCounters(ep, ep.counters);
+        ep.close('session closed');
+      }
+      this.endpoints.clear();
+      this.plan.clear();
+      this.targetsOf.clear();
+      this.mixer = new Mixer();
+    }
+    if (keepRelays) return;
     for (const [id, r] of this.relays) {
       r.sockets.close();
       shelf.delete(id);

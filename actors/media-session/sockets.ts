@@ -1,39 +1,22 @@
 /**
- * The UDP sockets of an RTP endpoint: an even RTP port and the odd RTCP port after it, bound
- * in the configured range. A socket cannot move between worker threads, so a pair stays on
+ * Opening an RTP endpoint's sockets (socket-pair.ts is their face), and Node's dgram
+ * implementation of them. A socket cannot move between worker threads, so a pair stays on
  * the thread that opened it; `shelf` is that thread's table of pairs by endpoint id, through
  * which a session on the same thread adopts a transferred endpoint's sockets directly.
- *
- * Two implementations with one face: `NativeSocketPair` (native-sockets.ts: sockets owned by
- * the native packet path, which can also forward without JS) when the addon loads, else
- * `DgramSocketPair` (Node's dgram). `SocketPair.open` picks.
  */
 import dgram from 'node:dgram';
 import { fastpath } from './fastpath.js';
 import { NativeSocketPair } from './native-sockets.js';
+import { candidatePorts, type PacketHandler, type SocketPair } from './socket-pair.js';
 
-export type PacketHandler = (data: Buffer, address: string, port: number, rtcp: boolean) => void;
-
-export type SocketPair = DgramSocketPair | NativeSocketPair;
-export const SocketPair = {
-  /** Bind a pair at a random even port of [min, max] (native when the addon is available). */
-  open(bindAddress: string, family: 'IP4' | 'IP6', min: number, max: number): Promise<SocketPair> {
-    const native = fastpath();
-    if (native) return Promise.resolve(NativeSocketPair.open(native, bindAddress, family, min, max));
-    return DgramSocketPair.open(bindAddress, family, min, max);
-  },
-};
-
-/** Even ports p of [min, max] with p + 1 <= max, starting at a random one (at most 64 tried). */
-export function* candidatePorts(min: number, max: number): Generator<number> {
-  const first = min % 2 === 0 ? min : min + 1;
-  const pairs = max > first ? Math.floor((max - first - 1) / 2) + 1 : 0;
-  if (pairs < 1) throw new Error(`RTP port range ${min}-${max} holds no even/odd pair`);
-  const start = Math.floor(Math.random() * pairs);
-  for (let i = 0; i < Math.min(pairs, 64); i++) yield first + ((start + i) % pairs) * 2;
+/** Bind a pair at a random even port of [min, max]: native when the addon is available, else dgram. */
+export function openSocketPair(bindAddress: string, family: 'IP4' | 'IP6', min: number, max: number): Promise<SocketPair> {
+  const native = fastpath();
+  if (native) return Promise.resolve(NativeSocketPair.open(native, bindAddress, family, min, max));
+  return DgramSocketPair.open(bindAddress, family, min, max);
 }
 
-export class DgramSocketPair {
+export class DgramSocketPair implements SocketPair {
   readonly native = null;
   onPacket: PacketHandler = () => undefined;
   closed = false;
@@ -81,18 +64,12 @@ export class DgramSocketPair {
     return this.peer !== null;
   }
 
-  /**
-   * Connect the RTP socket to the peer. Once connected, the kernel delivers only that peer's
-   * datagrams to it: the endpoint does this only for a peer that sends from the address and
-   * port it announced (and never under the `latch` policy).
-   */
   connectRtp(address: string, port: number): void {
     if (this.closed || this.peer) return;
     this.peer = { address, port };
     this.rtp.connect(port, address);
   }
 
-  /** Back to an unconnected socket (the peer moved: reinvite, relay to another address). */
   disconnectRtp(): void {
     if (!this.peer) return;
     this.peer = null;

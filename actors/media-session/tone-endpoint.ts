@@ -7,6 +7,8 @@
 import { ToneGenerator } from '../../protocols/media/codecs/tone.js';
 import type { ToneName } from '../../protocols/media/commands.js';
 import type { Direction } from '../../protocols/media/types.js';
+import type { EndpointInfo } from '../../protocols/media/results.js';
+import type { EndpointCloseReason } from './rtp-endpoint.js';
 
 export type ToneState = 'playing' | 'finished';
 
@@ -17,6 +19,7 @@ export class ToneEndpoint {
   /** 20 ms frames produced so far (the tone's own clock; duration counts in frames). */
   frames = 0;
   private generators = new Map<number, ToneGenerator>();
+  private closedBy: EndpointCloseReason | null = null;
 
   constructor(
     readonly id: string,
@@ -33,6 +36,7 @@ export class ToneEndpoint {
 
   /** One 20 ms frame at `rate` for this tick. */
   frame(rate: number): Int16Array {
+    if (this.closedBy) throw new Error(`tone endpoint ${this.id} is closed (${this.closedBy}): it plays no more`);
     let g = this.generators.get(rate);
     if (!g) {
       g = new ToneGenerator(this.tone, { sampleRate: rate, frequency: this.frequency });
@@ -54,7 +58,18 @@ export class ToneEndpoint {
     return false;
   }
 
-  info(): Record<string, unknown> {
+  get closed(): boolean {
+    return this.closedBy !== null;
+  }
+
+  /** Close the endpoint, once: its generators go; a later frame() is refused. */
+  close(reason: EndpointCloseReason = 'removed'): void {
+    if (this.closedBy) return;
+    this.closedBy = reason;
+    this.generators.clear();
+  }
+
+  info(): EndpointInfo {
     return {
       endpoint_id: this.id,
       type: 'tone',

@@ -4,8 +4,9 @@
  * thread group).
  */
 import { isIP } from 'node:net';
-import { bool, int, oneOf, str } from '../../runtime/config/settings.js';
-import type { ServiceDefinition } from '../../runtime/service.js';
+import { bool, int, oneOf, str, type Values } from '../../runtime/config/settings.js';
+import { defineService } from '../../runtime/service.js';
+import { PEER_POLICIES } from '../../protocols/media/types.js';
 import { BRIDGE_ID, type BridgeArgs } from '../media-bridge/messages.js';
 import { isLoopback } from '../media-bridge/auth.js';
 
@@ -23,65 +24,49 @@ export const mediaSettings = {
   orphanTimeoutMs: int({ env: 'MEDIA_ORPHAN_TIMEOUT_MS', flag: 'media-orphan-timeout-ms', description: 'A session whose connection dropped lives this long, for session.attach, before it is destroyed', min: 0, max: 86_400_000, default: 60_000 }),
   maxEndpointsPerSession: int({ env: 'MEDIA_MAX_ENDPOINTS_PER_SESSION', flag: 'media-max-endpoints-per-session', description: 'max_endpoints_per_session: endpoints a session may hold', min: 1, max: 1000, default: 16 }),
   maxSessions: int({ env: 'MEDIA_MAX_SESSIONS', flag: 'media-max-sessions', description: 'Sessions the bridge holds at most', min: 1, max: 1_000_000, default: 5000 }),
-  peerPolicy: oneOf({ env: 'MEDIA_PEER_POLICY', flag: 'media-peer-policy', description: 'Which sources an RTP endpoint accepts: strict (the SDP address and port), address (the SDP address, any port), latch (any; replies go where media comes from)', values: ['strict', 'address', 'latch'] as const, default: 'address' }),
-  enabledCheck: bool({ env: 'MEDIA_ALLOW_OPEN', flag: 'media-allow-open', description: 'Allow a non-loopback MEDIA_HOST without a token (not recommended)', default: false }),
+  peerPolicy: oneOf({ env: 'MEDIA_PEER_POLICY', flag: 'media-peer-policy', description: 'Which sources an RTP endpoint accepts: strict (the SDP address and port), address (the SDP address, any port), latch (any; replies go where media comes from)', values: PEER_POLICIES, default: 'address' }),
+  allowOpenWithoutToken: bool({ env: 'MEDIA_ALLOW_OPEN', flag: 'media-allow-open', description: 'Allow a non-loopback MEDIA_HOST without a token (not recommended)', default: false }),
 };
 
-export interface MediaValues {
-  port: number;
-  host: string;
-  token: string;
-  advertisedAddress: string;
-  rtpBindAddress: string;
-  rtpPortMin: number;
-  rtpPortMax: number;
-  mediaTimeoutMs: number;
-  orphanTimeoutMs: number;
-  maxEndpointsPerSession: number;
-  maxSessions: number;
-  peerPolicy: 'strict' | 'address' | 'latch';
-  enabledCheck: boolean;
-}
+/** The media settings' values (defaults and all: `resolve(mediaSettings, {}, {})` gives the defaults). */
+export type MediaValues = Values<typeof mediaSettings>;
 
 export const BRIDGE_MODULE = new URL('../media-bridge/actor.js', import.meta.url).href;
 export const SESSION_MODULE = new URL('../media-session/actor.js', import.meta.url).href;
 
-/** The bridge front's arguments from the settings; throws with a clear message on a bad mix. */
-export function bridgeArgs(v: Partial<MediaValues>): BridgeArgs {
-  const host = v.host ?? '127.0.0.1';
+/** The bridge front's arguments from the settings' values; throws with a clear message on a bad mix. */
+export function bridgeArgs(v: MediaValues): BridgeArgs {
   const token = v.token ? v.token : null;
-  if (!token && !isLoopback(host) && !v.enabledCheck) {
-    throw new Error(`MEDIA_HOST ${host} is not a loopback address: set MEDIA_TOKEN (clients then send Authorization: Bearer <token>)`);
+  if (!token && !isLoopback(v.host) && !v.allowOpenWithoutToken) {
+    throw new Error(`MEDIA_HOST ${v.host} is not a loopback address: set MEDIA_TOKEN (clients then send Authorization: Bearer <token>)`);
   }
-  const min = v.rtpPortMin ?? 30000;
-  const max = v.rtpPortMax ?? 39999;
-  if (max - min < 3) throw new Error(`MEDIA_RTP_PORT_MIN ${min} and MEDIA_RTP_PORT_MAX ${max} leave no room for an RTP/RTCP pair`);
-  const advertised = v.advertisedAddress ?? '127.0.0.1';
-  const v6 = isIP(advertised) === 6;
+  if (v.rtpPortMax - v.rtpPortMin < 3) throw new Error(`MEDIA_RTP_PORT_MIN ${v.rtpPortMin} and MEDIA_RTP_PORT_MAX ${v.rtpPortMax} leave no room for an RTP/RTCP pair`);
+  const v6 = isIP(v.advertisedAddress) === 6;
   return {
-    host,
-    port: v.port ?? 3002,
+    host: v.host,
+    port: v.port,
     token,
-    advertisedAddress: advertised,
+    advertisedAddress: v.advertisedAddress,
+    // Empty: every address of the advertised family.
     rtpBindAddress: v.rtpBindAddress || (v6 ? '::' : '0.0.0.0'),
-    rtpPortMin: min,
-    rtpPortMax: max,
-    mediaTimeoutMs: v.mediaTimeoutMs ?? 30_000,
-    orphanTimeoutMs: v.orphanTimeoutMs ?? 60_000,
-    maxEndpointsPerSession: v.maxEndpointsPerSession ?? 16,
-    maxSessions: v.maxSessions ?? 5000,
-    peerPolicy: v.peerPolicy ?? 'address',
+    rtpPortMin: v.rtpPortMin,
+    rtpPortMax: v.rtpPortMax,
+    mediaTimeoutMs: v.mediaTimeoutMs,
+    orphanTimeoutMs: v.orphanTimeoutMs,
+    maxEndpointsPerSession: v.maxEndpointsPerSession,
+    maxSessions: v.maxSessions,
+    peerPolicy: v.peerPolicy,
     sessionModule: SESSION_MODULE,
   };
 }
 
-export const service: ServiceDefinition = {
+export const service = defineService({
   name: 'media',
   settings: mediaSettings,
   supervisor({ values }) {
     return {
       id: 'media.supervisor',
-      children: [{ id: BRIDGE_ID, module: BRIDGE_MODULE, args: bridgeArgs(values as unknown as MediaValues), shutdownMs: 10_000 }],
+      children: [{ id: BRIDGE_ID, module: BRIDGE_MODULE, args: bridgeArgs(values), shutdownMs: 10_000 }],
     };
   },
-};
+});

@@ -18,7 +18,8 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ActorSystem } from '../../runtime/system.js';
 import { BRIDGE_ID, type BridgeProtocol } from '../../actors/media-bridge/messages.js';
-import { BRIDGE_MODULE, bridgeArgs } from '../../actors/media/service.js';
+import { BRIDGE_MODULE, bridgeArgs, mediaSettings } from '../../actors/media/service.js';
+import { resolve } from '../../runtime/config/settings.js';
 
 const { values } = parseArgs({
   options: {
@@ -49,6 +50,7 @@ process.on('SIGINT', stop);
 try {
   system = await ActorSystem.start({ stateDir, logLevel: 'silent', groupThreads: Number(values['group-threads']), poolThreads: 1 });
   const args = bridgeArgs({
+    ...resolve(mediaSettings, {}, {}),
     port: Number(values.port),
     rtpPortMin: Number(values['rtp-port-min']),
     rtpPortMax: Number(values['rtp-port-max']),

@@ -3,7 +3,7 @@
  * (types only). The typed client (actors/media-bridge/client.ts) is built on these.
  */
 import type { Direction } from './types.js';
-import type { ToneName } from './commands.js';
+import type { Method, ToneName } from './commands.js';
 
 export interface EndpointInfo {
   endpoint_id: string;
@@ -38,7 +38,17 @@ export interface Results {
   'endpoint.update_direction': Record<string, never>;
   'endpoint.remove': { removed_at_epoch_ms: number };
   'endpoint.transfer': { endpoint_id: string; target_session_id: string };
+  // The spec's WebRTC results. This version of the bridge answers these NOT_IMPLEMENTED.
+  'endpoint.webrtc.create_from_offer': { endpoint_id: string; sdp_answer: string };
+  'endpoint.webrtc.create_offer': { endpoint_id: string; sdp_offer: string };
+  'endpoint.webrtc.accept_answer': Record<string, never>;
+  'endpoint.webrtc.accept_offer': { sdp_answer: string };
+  'endpoint.webrtc.ice_restart': { sdp_offer: string; offer_generation: number };
 }
+
+/** Every method has its result declared: a method added to SHAPES without one is a compile error here. */
+type Assert<T extends true> = T;
+export type ResultsCoverMethods = Assert<[Exclude<Method, keyof Results>] extends [never] ? true : false>;
 
 export interface Events {
   'endpoint.state_changed': { session_id: string; endpoint_id: string; type: string; state: string; previous_state: string };

@@ -7,6 +7,14 @@
 export type Direction = 'sendrecv' | 'sendonly' | 'recvonly' | 'inactive';
 export const DIRECTIONS: readonly Direction[] = ['sendrecv', 'sendonly', 'recvonly', 'inactive'];
 
+/**
+ * Which sources an RTP endpoint accepts (spec: source changes must satisfy the configured peer
+ * policy): `strict` the SDP address and port, `address` the SDP address on any port, `latch`
+ * any (replies go where media comes from).
+ */
+export type PeerPolicy = 'strict' | 'address' | 'latch';
+export const PEER_POLICIES: readonly PeerPolicy[] = ['strict', 'address', 'latch'];
+
 /** Codec names as commands spell them (`codecs: ['pcmu', 'opus']`). */
 export type CodecName = 'pcmu' | 'pcma' | 'g722' | 'opus';
 export const CODEC_NAMES: readonly CodecName[] = ['pcmu', 'pcma', 'g722', 'opus'];

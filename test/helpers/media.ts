@@ -11,7 +11,8 @@ import type { ExecutionContext } from 'ava';
 import { ActorSystem } from '../../runtime/system.js';
 import { MediaBridgeClient } from '../../actors/media-bridge/client.js';
 import { BRIDGE_ID, type BridgeArgs, type BridgeProtocol } from '../../actors/media-bridge/messages.js';
-import { BRIDGE_MODULE, bridgeArgs, type MediaValues } from '../../actors/media/service.js';
+import { BRIDGE_MODULE, bridgeArgs, mediaSettings, type MediaValues } from '../../actors/media/service.js';
+import { resolve } from '../../runtime/config/settings.js';
 import { buildRtp, parseRtp } from '../../protocols/media/rtp.js';
 import { SrtpReceiveContext, SrtpSendContext } from '../../protocols/media/srtp/index.js';
 import { alawEncode, ulawDecode, ulawEncode } from '../../protocols/media/codecs/g711.js';
@@ -35,7 +36,7 @@ export async function startBridge(t: ExecutionContext, values: Partial<MediaValu
     rmSync(stateDir, { recursive: true, force: true });
   });
   const base = 20000 + Math.floor(Math.random() * 40) * 1000;
-  const args = bridgeArgs({ port: 0, rtpPortMin: base, rtpPortMax: base + 999, mediaTimeoutMs: 30_000, orphanTimeoutMs: 60_000, ...values });
+  const args = bridgeArgs({ ...resolve(mediaSettings, {}, {}), port: 0, rtpPortMin: base, rtpPortMax: base + 999, mediaTimeoutMs: 30_000, orphanTimeoutMs: 60_000, ...values });
   await system.start({ id: 'media.supervisor', children: [{ id: BRIDGE_ID, module: BRIDGE_MODULE, args }] });
   const info = await system.ref<BridgeProtocol>(BRIDGE_ID).request({ type: 'info' });
   const url = `ws://127.0.0.1:${info.port}/`;

@@ -105,10 +105,12 @@ test('with a token, connections without it (or with a wrong one) are refused wit
 });
 
 test('a non-loopback command address without a token is refused at start-up', async (t) => {
-  const { bridgeArgs } = await import('../../actors/media/service.js');
-  t.throws(() => bridgeArgs({ host: '0.0.0.0' }), { message: /MEDIA_HOST 0\.0\.0\.0 is not a loopback address: set MEDIA_TOKEN/ });
-  t.is(bridgeArgs({ host: '0.0.0.0', token: 'x' }).token, 'x');
-  t.throws(() => bridgeArgs({ rtpPortMin: 30000, rtpPortMax: 30001 }), { message: /no room/ });
+  const { bridgeArgs, mediaSettings } = await import('../../actors/media/service.js');
+  const { resolve } = await import('../../runtime/config/settings.js');
+  const defaults = resolve(mediaSettings, {}, {});
+  t.throws(() => bridgeArgs({ ...defaults, host: '0.0.0.0' }), { message: /MEDIA_HOST 0\.0\.0\.0 is not a loopback address: set MEDIA_TOKEN/ });
+  t.is(bridgeArgs({ ...defaults, host: '0.0.0.0', token: 'x' }).token, 'x');
+  t.throws(() => bridgeArgs({ ...defaults, rtpPortMin: 30000, rtpPortMax: 30001 }), { message: /no room/ });
 });
 
 test('max_endpoints_per_session and colocate_with', async (t) => {

@@ -6,7 +6,7 @@
 import test from 'ava';
 import { buildReceiverReport, parseRtcp } from '../../protocols/media/rtcp.js';
 import { goertzelPower } from '../helpers/audio.js';
-import { leg, RtpPeer, startBridge, sleep, bridgeSession } from '../helpers/media.js';
+import { leg, RtpPeer, sleep, bridgeSession } from '../helpers/media.js';
 
 test('a leg that hears two others gets both mixed; each source hears only the others', async (t) => {
   const { c } = await bridgeSession(t);

@@ -6,7 +6,7 @@
 import test from 'ava';
 import { randomBytes } from 'node:crypto';
 import { MediaBridgeError } from '../../actors/media-bridge/client.js';
-import { mediaAddress, RtpPeer, sdpKey, srtpSender, startBridge, sleep, bridgeSession } from '../helpers/media.js';
+import { mediaAddress, RtpPeer, sdpKey, srtpSender, sleep, bridgeSession } from '../helpers/media.js';
 
 const code = (p: Promise<unknown>) => p.then(() => 'ok', (e: MediaBridgeError) => `${e.code}: ${e.message}`);
 

@@ -8,7 +8,7 @@ import dgram from 'node:dgram';
 import { randomBytes } from 'node:crypto';
 import { G722Decoder } from '../../protocols/media/codecs/g722.js';
 import { dominantFrequency } from '../helpers/audio.js';
-import { ffmpeg, mediaAddress, RtpPeer, sdpKey, srtpReceiver, srtpSender, startBridge, sleep, leg, bridgeSession } from '../helpers/media.js';
+import { ffmpeg, mediaAddress, RtpPeer, sdpKey, srtpReceiver, sleep, leg, bridgeSession } from '../helpers/media.js';
 
 async function freePort(): Promise<number> {
   const s = dgram.createSocket('udp4');

@@ -2,7 +2,7 @@
 import test from 'ava';
 import { createRequire } from 'node:module';
 import { dominantFrequency, goertzelPower, rms } from '../helpers/audio.js';
-import { mediaAddress, RtpPeer, startBridge, sleep, leg, bridgeSession } from '../helpers/media.js';
+import { RtpPeer, sleep, leg, bridgeSession } from '../helpers/media.js';
 
 
 test('a sine tone decodes to the asked frequency; duration_ms ends it with endpoint.tone.finished', async (t) => {

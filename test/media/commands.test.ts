@@ -4,7 +4,7 @@
  * not-yet-built methods, and the cross-field rules (srtp/srtp_optional, sine-only frequency).
  * Expected values come from the spec (../shared/spec/media-bridge.md), not from the module.
  */
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { checkCommand, NOT_YET, SESSIONLESS, SHAPES, TONES, type Checked, type Method } from '../../protocols/media/commands.js';
 import { isWebRtcSdp } from '../../protocols/media/sdp/index.js';
 import { arrayOf, checkParams, nullable, number, oneOf, optional, required, string, uuid } from '../../protocols/media/validate.js';
@@ -23,7 +23,7 @@ const noSdpSniffing = (sdp: string): boolean => {
   throw new Error(`isWebRtcSdp called with ${sdp.slice(0, 20)}`);
 };
 
-function accepted(t: import('ava').ExecutionContext, r: Checked): { method: string; params: Params } {
+function accepted(t: ExecutionContext, r: Checked): { method: string; params: Params } {
   if (!r.ok) {
     t.fail(`expected acceptance, got ${r.code}: ${r.message}`);
     return { method: '', params: {} };
@@ -31,7 +31,7 @@ function accepted(t: import('ava').ExecutionContext, r: Checked): { method: stri
   return { method: r.command.method, params: r.command.params as Params };
 }
 
-function refused(t: import('ava').ExecutionContext, r: Checked, code: string): string {
+function refused(t: ExecutionContext, r: Checked, code: string): string {
   if (r.ok) {
     t.fail(`expected ${code}, got ${JSON.stringify(r.command).slice(0, 200)}`);
     return '';

@@ -3,11 +3,11 @@
  * (object)"): parseCommand on good and bad text, failure(), the size limit, and the purity of
  * the five pure modules of the media bridge's command path.
  */
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { readFileSync } from 'node:fs';
 import { failure, MAX_COMMAND_BYTES, parseCommand, type CommandFailure, type ErrorCode, type Parsed } from '../../protocols/media/envelope.js';
 
-function refused(t: import('ava').ExecutionContext, p: Parsed): CommandFailure {
+function refused(t: ExecutionContext, p: Parsed): CommandFailure {
   if (p.ok) {
     t.fail(`expected a refusal, got ${JSON.stringify(p.request).slice(0, 200)}`);
     throw new Error('unreachable');

@@ -6,13 +6,26 @@
  * peer addresses (RFC 5952 examples).
  */
 import test from 'ava';
-import { F, setReceiver, STATE_FIELDS, v6 } from '../../actors/media-session/fastpath.js';
+import { F, layoutMismatch, setReceiver, STATE_FIELDS, v6 } from '../../actors/media-session/fastpath.js';
 import { addon, nativeSocket, ruleRig, udp, until } from '../helpers/fastpath.js';
 import { buildRtp } from '../../protocols/media/rtp.js';
 
 test('the addon loads (npm test builds it)', (t) => {
   t.truthy(addon, 'native/rtp-fastpath/build/Release/rtp_fastpath.node must be built: npm run build:native');
   t.is(addon!.STATE_FIELDS, STATE_FIELDS);
+});
+
+test("the addon's state layout is checked index by index, by name, not only by count", (t) => {
+  const names = addon!.STATE_FIELD_NAMES;
+  t.is(names.length, STATE_FIELDS);
+  t.is(names[F.ssrc], 'ssrc');
+  t.is(names[F.dReplays], 'dReplays');
+  t.deepEqual(names.slice(F.inW0, F.inW0 + 4), ['inW0', 'inW1', 'inW2', 'inW3']);
+  t.is(layoutMismatch(names), '');
+  const swapped = [...names];
+  [swapped[F.seq], swapped[F.lastTs]] = [swapped[F.lastTs]!, swapped[F.seq]!];
+  t.is(layoutMismatch(swapped), `addon state field ${F.seq} is lastTs, expected seq`, 'same count, two fields swapped');
+  t.regex(layoutMismatch(names.slice(1)), /has 35 fields, expected 36/);
 });
 
 test('packets without a rule reach JS in batches; sends are queued and leave', async (t) => {

@@ -7,8 +7,8 @@
  */
 import test from 'ava';
 import { randomBytes } from 'node:crypto';
-import { F, NATIVE_WINDOW_WORDS, setReceiver, SRTP_KEYS, STATE_FIELDS } from '../../actors/media-session/fastpath.js';
-import { addon, nativeSocket, ruleRig, udp, until } from '../helpers/fastpath.js';
+import { F, NATIVE_WINDOW_WORDS, SRTP_KEYS, STATE_FIELDS } from '../../actors/media-session/fastpath.js';
+import { addon, nativeSocket, ruleRig, until } from '../helpers/fastpath.js';
 import { buildRtp, parseRtp } from '../../protocols/media/rtp.js';
 import { deriveKey } from '../../protocols/media/srtp/kdf.js';
 import { SrtpReceiveContext, SrtpSendContext } from '../../protocols/media/srtp/index.js';

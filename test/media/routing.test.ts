@@ -4,14 +4,14 @@
  * be sent to yet, and the 4×4 table of intersectDirections. The expected tables are written out
  * by hand from the spec, not computed with the module's own predicates.
  */
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { intersectDirections, isDestination, isSource, routingPlan, type Route, type RouteNode } from '../../protocols/media/routing.js';
 import { DIRECTIONS, type Direction } from '../../protocols/media/types.js';
 
 type Expect = Record<string, { sources: string[]; mode: Route['mode'] }>;
 
 /** The plan as a plain object, each route checked to name its own destination. */
-function plan(t: import('ava').ExecutionContext, nodes: RouteNode[]): Expect {
+function plan(t: ExecutionContext, nodes: RouteNode[]): Expect {
   const out: Expect = {};
   for (const [id, route] of routingPlan(nodes)) {
     t.is(route.destination, id);

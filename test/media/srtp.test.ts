@@ -1,4 +1,4 @@
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { readFileSync } from 'node:fs';
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { buildRtp } from '../../protocols/media/rtp.js';
@@ -21,7 +21,7 @@ const TAG: Record<SrtpSuite, number> = { AES_CM_128_HMAC_SHA1_80: 10, AES_CM_128
 const key = (name: string) => createHash('sha256').update(name).digest().subarray(0, 30);
 const rtp = (seq: number, ssrc = 0x11223344, payload: Uint8Array = Buffer.from(`payload ${seq} `.repeat(8))) =>
   buildRtp({ marker: false, payloadType: 0, sequenceNumber: seq & 0xffff, timestamp: (seq * 160) >>> 0, ssrc }, payload);
-const ok = (t: import('ava').ExecutionContext, r: Buffer | SrtpFailure, want: Uint8Array, msg?: string) => {
+const ok = (t: ExecutionContext, r: Buffer | SrtpFailure, want: Uint8Array, msg?: string) => {
   if (typeof r === 'string') t.fail(`${msg ?? 'unprotect'}: ${r}`);
   else t.deepEqual(r, Buffer.from(want), msg);
 };

@@ -505,9 +505,21 @@ static napi_value init(napi_env env, napi_value exports) {
     {"errors", NULL, js_errors, NULL, NULL, NULL, napi_default, NULL},
     {"onPackets", NULL, js_on_packets, NULL, NULL, NULL, napi_default, NULL},
   };
-  napi_value fc;
+  napi_value fc, names;
   napi_create_uint32(env, F_COUNT, &fc);
   napi_set_named_property(env, exports, "STATE_FIELDS", fc);
+  /* The name of every state field, by index, so JS checks its layout field by field. */
+  napi_create_array_with_length(env, F_COUNT, &names);
+  for (uint32_t i = 0; i < F_COUNT; i++) {
+    napi_value name;
+    if (!F_NAMES[i]) {
+      napi_throw_error(env, NULL, "rtp_fastpath: a state field has no name in F_NAMES");
+      return NULL;
+    }
+    napi_create_string_utf8(env, F_NAMES[i], NAPI_AUTO_LENGTH, &name);
+    napi_set_element(env, names, i, name);
+  }
+  napi_set_named_property(env, exports, "STATE_FIELD_NAMES", names);
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
   return exports;
 }

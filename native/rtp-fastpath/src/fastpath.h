@@ -70,6 +70,23 @@ enum {
   F_COUNT
 };
 
+/* The JS name of each field (actors/media-session/fastpath.ts's F), exported as
+   STATE_FIELD_NAMES: JS checks every index by name when it loads the addon. */
+static const char *const F_NAMES[F_COUNT] = {
+  [F_SSRC] = "ssrc", [F_SEQ] = "seq", [F_LAST_TS] = "lastTs", [F_TS_OFFSET] = "tsOffset",
+  [F_OUT_PACKETS] = "outPackets", [F_OUT_OCTETS] = "outOctets", [F_EXPECT_SSRC] = "expectSsrc",
+  [F_BASE_SEQ] = "baseSeq", [F_MAX_SEQ] = "maxSeq", [F_CYCLES] = "cycles", [F_BAD_SEQ] = "badSeq",
+  [F_RECEIVED] = "received", [F_TRANSIT] = "transit", [F_JITTER] = "jitter", [F_CLOCK] = "clock",
+  [F_TE_IN] = "teIn", [F_TE_OUT] = "teOut",
+  [F_D_PACKETS_IN] = "dPacketsIn", [F_D_BYTES_IN] = "dBytesIn", [F_D_PACKETS_OUT] = "dPacketsOut",
+  [F_D_BYTES_OUT] = "dBytesOut", [F_D_MALFORMED] = "dMalformed", [F_LAST_AT] = "lastAt",
+  [F_D_RESTARTS] = "dRestarts", [F_D_FORWARDED] = "dForwarded",
+  [F_IN_ROC] = "inRoc", [F_IN_HIGHEST_SEQ] = "inHighestSeq", [F_IN_WINDOW] = "inWindow",
+  [F_IN_W0] = "inW0", [F_IN_W1] = "inW1", [F_IN_W2] = "inW2", [F_IN_W3] = "inW3",
+  [F_OUT_ROC] = "outRoc", [F_OUT_LAST_SEQ] = "outLastSeq",
+  [F_D_AUTH_FAILURES] = "dAuthFailures", [F_D_REPLAYS] = "dReplays",
+};
+
 typedef struct { int v4; uint8_t a[16]; } fp_ip;
 
 /* Layout of the Uint8Array of SRTP session keys given to setRule (one block per direction). */

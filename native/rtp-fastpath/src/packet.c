@@ -275,6 +275,18 @@ static void window_accept(fp_rule *r, int64_t index) {
   r->in_bits |= (unsigned __int128)1 << (r->in_highest - index);
 }
 
+/* Length of an RTP packet's header (fixed part, CSRCs, extension), or 0 when the packet is not
+   RTP version 2 or its header does not fit in len bytes. */
+static size_t rtp_header_len(const uint8_t *p, size_t len) {
+  if (len < 12 || (p[0] >> 6) != 2) return 0;
+  size_t hl = 12 + (size_t)(p[0] & 0x0f) * 4;
+  if (p[0] & 0x10) {
+    if (hl + 4 > len) return 0;
+    hl += 4 + (size_t)rd16(p + hl + 2) * 4;
+  }
+  return hl > len ? 0 : hl;
+}
+
 /* 1: consumed (forwarded, or dropped as malformed); 0: JS decides. */
 static int forward(fp_env *e, fp_socket *s, const uint8_t *p, size_t len, const struct sockaddr_storage *from) {
   fp_rule *r = &s->rule;
@@ -287,13 +299,8 @@ static int forward(fp_env *e, fp_socket *s, const uint8_t *p, size_t len, const 
   if (srtp_in) {
     /* As SrtpReceiveContext.unprotectRtp: authenticate, replay check, decrypt; the window moves
        only once the packet is consumed here (a packet left to JS is checked again by JS). */
-    if (len < 12 || (p[0] >> 6) != 2) goto malformed;
-    size_t shl = 12 + (size_t)(p[0] & 0x0f) * 4;
-    if (p[0] & 0x10) {
-      if (shl + 4 > len) goto malformed;
-      shl += 4 + (size_t)rd16(p + shl + 2) * 4;
-    }
-    if (shl > len || len - shl < (size_t)r->in.tag) goto malformed;
+    size_t shl = rtp_header_len(p, len);
+    if (shl == 0 || len - shl < (size_t)r->in.tag) goto malformed;
     if (rd32(p + 8) != r->expect_ssrc) return 0;
     size_t end = len - (size_t)r->in.tag;
     uint16_t sseq = rd16(p + 2);
@@ -318,13 +325,8 @@ static int forward(fp_env *e, fp_socket *s, const uint8_t *p, size_t len, const 
     p = e->dec;
     len = end;
   }
-  if (len < 12 || (p[0] >> 6) != 2) goto malformed;
-  size_t hl = 12 + (size_t)(p[0] & 0x0f) * 4;
-  if (p[0] & 0x10) {
-    if (hl + 4 > len) goto malformed;
-    hl += 4 + (size_t)rd16(p + hl + 2) * 4;
-  }
-  if (hl > len) goto malformed;
+  size_t hl = rtp_header_len(p, len);
+  if (hl == 0) goto malformed;
   size_t pl = len - hl;
   if (p[0] & 0x20) {
     uint8_t pad = p[len - 1];

@@ -22,10 +22,6 @@ export function peerSends(d: Direction): boolean {
   return CAPS[d][0];
 }
 
-export function peerReceives(d: Direction): boolean {
-  return CAPS[d][1];
-}
-
 /** What both sides allow: the peer sends only if both allow it, same for receiving. */
 export function intersect(a: Direction, b: Direction): Direction {
   return fromCaps(CAPS[a][0] && CAPS[b][0], CAPS[a][1] && CAPS[b][1]);
