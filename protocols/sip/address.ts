@@ -27,7 +27,7 @@ export function parseNameAddr(text: string, what: string): NameAddr {
     if (lt > 0) {
       const name = s.text.slice(0, lt).trim();
       if (!/^[A-Za-z0-9\-.!%*_+`'~]+([ \t]+[A-Za-z0-9\-.!%*_+`'~]+)*$/.test(name)) fail(`${what}: display name "${name.slice(0, 30)}" must be tokens or quoted`);
-      displayName = name;
+      displayName = name.replace(/[ \t]+/g, ' ');
       s.pos = lt;
     }
   }
