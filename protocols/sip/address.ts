@@ -11,7 +11,7 @@
  *   (RFC 4475 regbadct, cparam01 vs cparam02).
  * - The formatter always writes name-addr form (<...>), quoting the display name.
  */
-import { fail, formatParams, isWs, parseParams, quote, Scanner } from './grammar.js';
+import { fail, formatParams, isWs, parseParams, quote, Scanner, scanUnquoted } from './grammar.js';
 import type { NameAddr } from './types.js';
 import { formatUri, parseUri } from './uri.js';
 
@@ -23,7 +23,7 @@ export function parseNameAddr(text: string, what: string): NameAddr {
     s.skipWs();
     if (s.peek() !== '<') fail(`${what}: expected < after the display name`);
   } else {
-    const lt = findTopLevelAngle(s.text);
+    const lt = scanUnquoted(s.text, (ch) => ch === '<');
     if (lt > 0) {
       const name = s.text.slice(0, lt).trim();
       if (!/^[A-Za-z0-9\-.!%*_+`'~]+([ \t]+[A-Za-z0-9\-.!%*_+`'~]+)*$/.test(name)) fail(`${what}: display name "${name.slice(0, 30)}" must be tokens or quoted`);
@@ -47,20 +47,6 @@ export function parseNameAddr(text: string, what: string): NameAddr {
   const uri = parseUri(spec, `${what} URI`);
   s.pos = end;
   return { uri, params: parseParams(s, what) };
-}
-
-/** Index of the first '<' outside a quoted string, -1 if none. */
-function findTopLevelAngle(t: string): number {
-  let inQuote = false;
-  for (let i = 0; i < t.length; i++) {
-    const ch = t[i];
-    if (inQuote) {
-      if (ch === '\\') i++;
-      else if (ch === '"') inQuote = false;
-    } else if (ch === '"') inQuote = true;
-    else if (ch === '<') return i;
-  }
-  return -1;
 }
 
 export function formatNameAddr(a: NameAddr): string {

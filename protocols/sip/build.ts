@@ -140,38 +140,21 @@ export function createRequest(f: RequestFields): SipRequest {
   return req;
 }
 
-/** The ACK for a non-2xx final response to `invite` (§17.1.1.3): same branch, To from the response. */
-export function createNon2xxAck(invite: SipRequest, response: SipResponse): SipRequest {
+/**
+ * A request of the same transaction as `req` (§17.1.1.3 ACK, §9.1 CANCEL): same Request-URI,
+ * Call-ID, From, CSeq number, top Via (so the same branch) and Route, another method.
+ */
+function sameTransactionRequest(req: SipRequest, method: 'ACK' | 'CANCEL', to: NameAddr): SipRequest {
   return {
     kind: 'request',
-    method: 'ACK',
-    uri: invite.uri,
-    via: invite.via.slice(0, 1),
-    maxForwards: invite.maxForwards ?? 70,
-    from: invite.from,
-    to: response.to,
-    callId: invite.callId,
-    cseq: { seq: invite.cseq.seq, method: 'ACK' },
-    contact: [],
-    route: invite.route,
-    recordRoute: [],
-    headers: [],
-    body: Buffer.alloc(0),
-  };
-}
-
-/** CANCEL for a pending request (§9.1): same Request-URI, Call-ID, From, To, CSeq number, top Via and Route. */
-export function createCancel(req: SipRequest): SipRequest {
-  return {
-    kind: 'request',
-    method: 'CANCEL',
+    method,
     uri: req.uri,
     via: req.via.slice(0, 1),
     maxForwards: req.maxForwards ?? 70,
     from: req.from,
-    to: req.to,
+    to,
     callId: req.callId,
-    cseq: { seq: req.cseq.seq, method: 'CANCEL' },
+    cseq: { seq: req.cseq.seq, method },
     contact: [],
     route: req.route,
     recordRoute: [],
@@ -180,3 +163,12 @@ export function createCancel(req: SipRequest): SipRequest {
   };
 }
 
+/** The ACK for a non-2xx final response to `invite` (§17.1.1.3): same branch, To from the response. */
+export function createNon2xxAck(invite: SipRequest, response: SipResponse): SipRequest {
+  return sameTransactionRequest(invite, 'ACK', response.to);
+}
+
+/** CANCEL for a pending request (§9.1): same Request-URI, Call-ID, From, To, CSeq number, top Via and Route. */
+export function createCancel(req: SipRequest): SipRequest {
+  return sameTransactionRequest(req, 'CANCEL', req.to);
+}

@@ -133,27 +133,38 @@ export function quote(v: string): string {
 }
 
 /**
+ * Walk `text` outside quoted strings (quoted-pairs skipped): `visit` sees every other
+ * character with its index and may stop the walk by returning true. Returns the stop index or -1.
+ */
+export function scanUnquoted(text: string, visit: (ch: string, i: number) => boolean | void): number {
+  let inQuote = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i] as string;
+    if (inQuote) {
+      if (ch === '\\') i++;
+      else if (ch === '"') inQuote = false;
+    } else if (ch === '"') inQuote = true;
+    else if (visit(ch, i)) return i;
+  }
+  return -1;
+}
+
+/**
  * Split a header value at top-level commas: not inside a quoted string (with its
  * quoted-pairs) and not inside <...>. Elements are trimmed; an empty element is an error.
  */
 export function splitList(value: string, what: string): string[] {
   const out: string[] = [];
   let start = 0;
-  let inQuote = false;
   let inAngle = false;
-  for (let i = 0; i < value.length; i++) {
-    const ch = value[i];
-    if (inQuote) {
-      if (ch === '\\') i++;
-      else if (ch === '"') inQuote = false;
-    } else if (ch === '"') inQuote = true;
-    else if (ch === '<') inAngle = true;
+  scanUnquoted(value, (ch, i) => {
+    if (ch === '<') inAngle = true;
     else if (ch === '>') inAngle = false;
     else if (ch === ',' && !inAngle) {
       out.push(value.slice(start, i).trim());
       start = i + 1;
     }
-  }
+  });
   out.push(value.slice(start).trim());
   if (out.some((e) => e.length === 0)) fail(`${what}: empty element in a comma-separated list`);
   return out;
