@@ -60,10 +60,10 @@ export function createResponse(req: SipRequest, status: number, o: ResponseOptio
 
 /**
  * The bytes of an error response to a request the parser refused, built from the raw values
- * it could read (§8.2, §21.4.1). Undefined when there is nothing to answer: a response, a
- * refused ACK, or no Via / Call-ID / CSeq / From / To to copy.
+ * it could read (§8.2, §21.4.1), plus `headers` (e.g. Allow with a 501). Undefined when there
+ * is nothing to answer: a response, a refused ACK, or no Via / Call-ID / CSeq / From / To to copy.
  */
-export function rawErrorResponse(partial: PartialMessage, status: number, reason: string, toTag?: string): Buffer | undefined {
+export function rawErrorResponse(partial: PartialMessage, status: number, reason: string, toTag?: string, headers: Header[] = []): Buffer | undefined {
   if (partial.kind !== 'request' || partial.method === 'ACK') return undefined;
   if (partial.via.length === 0 || !partial.from || !partial.to || !partial.callId || !partial.cseq) return undefined;
   const safe = (v: string) => v.replace(/[\r\n]/g, ' ');
@@ -75,6 +75,7 @@ export function rawErrorResponse(partial: PartialMessage, status: number, reason
     `To: ${safe(to)}`,
     `Call-ID: ${safe(partial.callId)}`,
     `CSeq: ${safe(partial.cseq)}`,
+    ...headers.map((h) => `${h.name}: ${safe(h.value)}`),
     'Content-Length: 0',
     '',
     '',

@@ -20,13 +20,13 @@
  * - Whatever the outcome, the raw Via, From, To, Call-ID and CSeq values read so far are in
  *   `partial`, so a server can still answer a malformed request with 400 (§8.2, §21.4.1).
  */
-import { parseNameAddr } from './address.js';
+import { formatNameAddr, parseNameAddr } from './address.js';
 import { fail, splitList } from './grammar.js';
 import { canonicalName, isListHeader } from './headers.js';
-import { KNOWN_METHODS, METHOD, parseCallId, parseContentLength, parseCSeq, parseMaxForwards, parseMediaType } from './fields.js';
+import { formatMediaType, KNOWN_METHODS, METHOD, parseCallId, parseContentLength, parseCSeq, parseMaxForwards, parseMediaType } from './fields.js';
 import type { CSeq, Header, MediaType, NameAddr, ParseResult, PartialMessage, SipMessage, Uri, Via } from './types.js';
 import { parseUri } from './uri.js';
-import { parseVia } from './via.js';
+import { formatVia, parseVia } from './via.js';
 
 export interface ParseOptions {
   /** Largest message accepted, in bytes (default 65535). */
@@ -228,9 +228,16 @@ function unfold(head: string): string[] {
   return out;
 }
 
-/** Every value of a header (compact or long name), list headers split at top-level commas. */
+/**
+ * Every value of a header (compact or long name), list headers split at top-level commas.
+ * The typed headers (Via, From, To, Call-ID, CSeq, Max-Forwards, Contact, Route, Record-Route,
+ * Content-Type, Content-Length) are read from their fields, formatted as the serializer writes
+ * them.
+ */
 export function headerValues(msg: SipMessage, name: string): string[] {
   const canon = canonicalName(name);
+  const typed = typedValues(msg, canon);
+  if (typed) return typed;
   const out: string[] = [];
   for (const h of msg.headers) {
     if (h.name.toLowerCase() !== canon.toLowerCase()) continue;
@@ -244,6 +251,35 @@ export function headerValues(msg: SipMessage, name: string): string[] {
     }
   }
   return out;
+}
+
+function typedValues(msg: SipMessage, canon: string): string[] | undefined {
+  switch (canon) {
+    case 'Via':
+      return msg.via.map(formatVia);
+    case 'From':
+      return [formatNameAddr(msg.from)];
+    case 'To':
+      return [formatNameAddr(msg.to)];
+    case 'Call-ID':
+      return [msg.callId];
+    case 'CSeq':
+      return [`${msg.cseq.seq} ${msg.cseq.method}`];
+    case 'Max-Forwards':
+      return msg.maxForwards === undefined ? [] : [String(msg.maxForwards)];
+    case 'Contact':
+      return msg.contactStar ? ['*'] : msg.contact.map(formatNameAddr);
+    case 'Route':
+      return msg.route.map(formatNameAddr);
+    case 'Record-Route':
+      return msg.recordRoute.map(formatNameAddr);
+    case 'Content-Type':
+      return msg.contentType ? [formatMediaType(msg.contentType)] : [];
+    case 'Content-Length':
+      return [String(msg.body.length)];
+    default:
+      return undefined;
+  }
 }
 
 /** The first value of a header, or undefined. */

@@ -154,3 +154,38 @@ test('identifiers from caller-provided random bytes: branch with the magic cooki
   t.is(newCallId(bytes, 'gw.example.com'), 'AQIDBAUGBwgJCgsM@gw.example.com');
   t.regex(newBranch(Uint8Array.from([255, 255, 255, 255, 255, 255])), /^z9hG4bK[A-Za-z0-9.-]+$/, 'token characters only');
 });
+
+test('headerValues reads the typed headers from their fields, under any spelling', (t) => {
+  const m = ok(t, parseMessage(torture('wsinv')));
+  t.deepEqual(headerValues(m, 'v'), ['SIP/2.0/UDP 192.0.2.2;branch=390skdjuw', 'SIP/2.0/TCP spindle.example.com;branch=z9hG4bK9ikj8', 'SIP/2.0/UDP 192.168.255.111;branch=z9hG4bK30239']);
+  t.deepEqual(headerValues(m, 'i'), ['wsinv.ndaksdj@192.0.2.1']);
+  t.is(headerValue(m, 'CSEQ'), '9 INVITE');
+  t.is(headerValue(m, 'max-forwards'), '68');
+  t.is(headerValue(m, 'l'), '150');
+  t.is(headerValue(m, 'c'), 'application/sdp');
+  t.is(headerValue(m, 'To'), '<sip:vivekg@chair-dnrc.example.com>;tag=1918181833n');
+});
+
+test('a 501 from the parser (RFC 4475 mismatch02) is answered with the Allow the caller adds', (t) => {
+  const r = parseMessage(torture('mismatch02'));
+  if (r.ok) return t.fail();
+  const text = rawErrorResponse(r.partial, r.status, 'Not Implemented', 'x', [{ name: 'Allow', value: 'INVITE, ACK, BYE, CANCEL, OPTIONS' }])?.toString() ?? '';
+  t.true(text.startsWith('SIP/2.0 501 Not Implemented\r\n'));
+  t.true(text.includes('\r\nAllow: INVITE, ACK, BYE, CANCEL, OPTIONS\r\nContent-Length: 0\r\n\r\n'));
+});
+
+test('malformed input never throws: every truncation and single-byte corruption of the torture messages gets a result', (t) => {
+  let results = 0;
+  for (const name of ['wsinv', 'intmeth', 'esc01', 'longreq', 'unreason', 'badinv01', 'quotbal', 'scalar02']) {
+    const buf = torture(name);
+    for (let i = 0; i < buf.length; i += 5) {
+      results += parseMessage(buf.subarray(0, i)).ok ? 1 : 1;
+      for (const b of [0x00, 0x0a, 0x22, 0x3c, 0x3b, 0x2c, 0x25, 0xff]) {
+        const copy = Buffer.from(buf);
+        copy[i] = b;
+        results += parseMessage(copy).ok ? 1 : 1;
+      }
+    }
+  }
+  t.true(results > 3000);
+});
