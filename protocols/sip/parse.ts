@@ -91,21 +91,23 @@ function parseInto(buf: Buffer, options: ParseOptions, partial: PartialMessage):
   let uri: Uri | undefined;
   let status: number | undefined;
   let reason = '';
-  if (startLine.startsWith('SIP/')) {
+  if (/[\r\n]/.test(lines.join('') + startLine)) fail('bare CR or LF inside a line');
+  if (/^SIP\//i.test(startLine)) {
     partial.kind = 'response';
-    const m = /^SIP\/2\.0 ([1-6]\d\d) (.*)$/.exec(startLine);
-    if (!m) fail(/^SIP\/2\.0 /.test(startLine) ? 'bad status code' : 'bad status line');
+    // The version is case-insensitive (§7.1); a missing SP before an empty reason is tolerated (RFC 4475 noreason).
+    const m = /^SIP\/2\.0 ([1-6]\d\d)(?: (.*))?$/i.exec(startLine);
+    if (!m) fail(/^SIP\/2\.0 /i.test(startLine) ? 'bad status code' : 'bad status line');
     status = Number(m[1]);
-    reason = m[2] as string;
+    reason = m[2] ?? '';
   } else {
     partial.kind = 'request';
     const first = /^([^ ]+)/.exec(startLine)?.[1];
     if (first && METHOD.test(first)) partial.method = first;
-    const m = /^([^ ]+) ([^ ]+) (SIP\/[^ ]+)$/.exec(startLine);
+    const m = /^([^ ]+) ([^ ]+) (SIP\/[^ ]+)$/i.exec(startLine);
     if (!m || !METHOD.test(m[1] as string)) fail('bad request line (method SP Request-URI SP SIP-Version)');
     method = m[1] as string;
-    if (m[3] !== 'SIP/2.0') {
-      if (/^SIP\/\d+\.\d+$/.test(m[3] as string)) throw new Refusal(505, `SIP version ${m[3]} not supported`);
+    if ((m[3] as string).toUpperCase() !== 'SIP/2.0') {
+      if (/^SIP\/\d+\.\d+$/i.test(m[3] as string)) throw new Refusal(505, `SIP version ${m[3]} not supported`);
       fail('bad SIP version');
     }
     uri = parseUri(m[2] as string, 'Request-URI');

@@ -189,3 +189,11 @@ test('malformed input never throws: every truncation and single-byte corruption 
   }
   t.true(results > 3000);
 });
+
+test('start lines: the SIP version is case-insensitive (§7.1); a status line without reason is tolerated; bare LF refused', (t) => {
+  t.true(parse([], { lines: [BASE[0]!.replace('SIP/2.0', 'sip/2.0'), ...BASE.slice(1)] }).ok);
+  const r = parseMessage('SIP/2.0 180\r\nVia: SIP/2.0/UDP a.example.com;branch=z9hG4bKx\r\nFrom: <sip:a@b.example.com>;tag=1\r\nTo: <sip:c@d.example.com>\r\nCall-ID: x\r\nCSeq: 1 INVITE\r\nContent-Length: 0\r\n\r\n');
+  t.deepEqual(r.ok && r.message.kind === 'response' && [r.message.status, r.message.reason], [180, '']);
+  const lf = parse(['Subject: a\nInjected: b']);
+  t.deepEqual(!lf.ok && lf.reason, 'bare CR or LF inside a line');
+});
