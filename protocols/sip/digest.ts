@@ -11,6 +11,9 @@
  */
 import { createHash } from 'node:crypto';
 import { fail, quote, splitList } from './grammar.js';
+import { headerValues } from './parse.js';
+import type { SipRequest, SipResponse } from './types.js';
+import { formatUri } from './uri.js';
 
 export interface DigestChallenge {
   realm: string;
@@ -98,4 +101,42 @@ export function digestAuthorization(c: DigestChallenge, cred: DigestCredentials,
   if (d.qop) parts.push(`cnonce=${quote(r.cnonce)}`, `qop=${d.qop}`, `nc=${d.nc}`);
   if (c.opaque !== undefined) parts.push(`opaque=${quote(c.opaque)}`);
   return { name: c.proxy ? 'Proxy-Authorization' : 'Authorization', value: `Digest ${parts.join(', ')}` };
+}
+
+/**
+ * The request to send again after a 401 or 407 (§22.2, §8.1.3.5): same request with CSeq + 1,
+ * a new branch (a new transaction), and the Authorization or Proxy-Authorization answering the
+ * first Digest challenge of the response (replacing an earlier answer for the same header).
+ * Undefined when the response carries no Digest challenge we can answer.
+ */
+export function authorizeRequest(
+  req: SipRequest,
+  challenge: SipResponse,
+  cred: DigestCredentials,
+  o: { cnonce: string; nc?: number; branch: string },
+): SipRequest | undefined {
+  const proxy = challenge.status === 407;
+  const values = headerValues(challenge, proxy ? 'Proxy-Authenticate' : 'WWW-Authenticate');
+  for (const v of values) {
+    let c: DigestChallenge;
+    try {
+      c = parseDigestChallenge(v, proxy);
+    } catch {
+      continue;
+    }
+    let h: { name: string; value: string };
+    try {
+      h = digestAuthorization(c, cred, { method: req.method, uri: formatUri(req.uri), cnonce: o.cnonce, nc: o.nc ?? 1 });
+    } catch {
+      continue;
+    }
+    const top = req.via[0];
+    return {
+      ...req,
+      via: top ? [{ ...top, params: { ...top.params, branch: o.branch } }, ...req.via.slice(1)] : req.via,
+      cseq: { seq: req.cseq.seq + 1, method: req.cseq.method },
+      headers: [...req.headers.filter((x) => x.name.toLowerCase() !== h.name.toLowerCase()), h],
+    };
+  }
+  return undefined;
 }

@@ -81,5 +81,5 @@ export {
   type RequestFields,
   type ResponseOptions,
 } from './build.js';
-export { digestAuthorization, digestResponse, parseDigestChallenge, type DigestChallenge, type DigestCredentials, type DigestRequest } from './digest.js';
+export { authorizeRequest, digestAuthorization, digestResponse, parseDigestChallenge, type DigestChallenge, type DigestCredentials, type DigestRequest } from './digest.js';
 export { answerOptions, checkRequest, mergeKey, notAcceptableHere, refusalResponse, type Refusal, type ServerPolicy } from './refusals.js';

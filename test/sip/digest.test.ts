@@ -1,8 +1,13 @@
 /**
- * Digest authentication against the worked examples of RFC 2617 §3.5 and RFC 7616 §3.9.1.
+ * Digest authentication against the worked examples of RFC 2617 §3.5 and RFC 7616 §3.9.1,
+ * and the retry of a challenged request (RFC 3261 §22.2) checked with the RFC 2617 formula.
  */
 import test from 'ava';
-import { digestAuthorization, digestResponse, parseDigestChallenge } from '../../protocols/sip/digest.js';
+import { createHash } from 'node:crypto';
+import { authorizeRequest, digestAuthorization, digestResponse, parseDigestChallenge } from '../../protocols/sip/digest.js';
+import { request, response } from './messages.js';
+
+const md5 = (s: string) => createHash('md5').update(s).digest('hex');
 
 const RFC2617 =
   'Digest realm="testrealm@host.com", qop="auth,auth-int", nonce="dcd98b7102dd2f0e8b11d0f600bfb0c093", opaque="5ccc069c403ebaf9f0171e9517f40e41"';
@@ -55,4 +60,18 @@ test('a 407 challenge is answered in Proxy-Authorization; a challenge without qo
 test('a non-Digest challenge and one without nonce are refused', (t) => {
   t.throws(() => parseDigestChallenge('Basic realm="x"'));
   t.throws(() => parseDigestChallenge('Digest realm="x"'));
+});
+
+test('authorizeRequest (§22.2): after a 407 the INVITE goes again with CSeq + 1, a new branch and Proxy-Authorization', (t) => {
+  const inv = request('INVITE');
+  const challenge = response(inv, 407, { toTag: 'p1', extra: ['Proxy-Authenticate: Digest realm="atlanta.example.com", qop="auth", nonce="f84f1cec41e6cbe5aea9c8e88d359", opaque="", algorithm=MD5'] });
+  const again = authorizeRequest(inv, challenge, { username: 'alice', password: 'secret' }, { cnonce: '0a4f113b', branch: 'z9hG4bKretry' });
+  t.truthy(again);
+  t.deepEqual(again?.cseq, { seq: inv.cseq.seq + 1, method: 'INVITE' });
+  t.is(again?.via[0]?.params['branch'], 'z9hG4bKretry');
+  const h = again?.headers.find((x) => x.name === 'Proxy-Authorization');
+  const ha1 = md5('alice:atlanta.example.com:secret');
+  const ha2 = md5('INVITE:sip:bob@biloxi.example.com');
+  t.true(h?.value.includes(`response="${md5(`${ha1}:f84f1cec41e6cbe5aea9c8e88d359:00000001:0a4f113b:auth:${ha2}`)}"`), h?.value);
+  t.is(authorizeRequest(inv, response(inv, 401, { extra: ['WWW-Authenticate: Basic realm="x"'] }), { username: 'a', password: 'b' }, { cnonce: 'c', branch: 'z9hG4bKy' }), undefined);
 });
