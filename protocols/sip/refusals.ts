@@ -2,7 +2,8 @@
  * Refusal rules of a UAS (RFC 3261 §8.2 and the codes the gateway spec names), as pure
  * functions the SIP server calls in order on each new request: 503 overload, 483 Max-Forwards
  * exhausted, 405/501 method, 416 URI scheme, 482 merged request, 420 Require, 415 body type,
- * 406 Accept; plus 488 and the OPTIONS answer (§11.2).
+ * 406 Accept (an INVITE whose Accept excludes every body type we answer with, RFC 4475 sdp01);
+ * plus 488 and the OPTIONS answer (§11.2).
  *
  * Decisions:
  * - `checkRequest` returns the first refusal in the §8.2 order (method, headers, content)
@@ -59,17 +60,27 @@ export function checkRequest(req: SipRequest, p: ServerPolicy): Refusal | undefi
     if (unknown.length > 0) return refusal(420, [{ name: 'Unsupported', value: unknown.join(', ') }]);
   }
   if (req.body.length > 0) {
-    const type = req.contentType ? `${req.contentType.type}/${req.contentType.subtype}` : 'application/sdp';
+    // §20.15: a body must come with its Content-Type; one without is not a body we can read.
+    const type = req.contentType ? `${req.contentType.type}/${req.contentType.subtype}` : undefined;
     const encodings = headerValues(req, 'Content-Encoding').filter((e) => e.toLowerCase() !== 'identity');
-    if (!p.accept.includes(type) || encodings.length > 0) {
+    if (type === undefined || !p.accept.includes(type) || encodings.length > 0) {
       return refusal(415, [{ name: 'Accept', value: p.accept.join(', ') }, { name: 'Accept-Encoding', value: 'identity' }]);
     }
   }
-  if (req.method === 'INVITE' && headerValue(req, 'Accept') !== undefined) {
-    const accepted = headerValues(req, 'Accept').map((a) => a.split(';')[0]?.trim().toLowerCase());
-    if (!accepted.some((a) => a === '*/*' || a === 'application/*' || (a !== undefined && p.accept.includes(a)))) return refusal(406);
-  }
+  if (req.method === 'INVITE' && headerValue(req, 'Accept') !== undefined && !acceptsAny(headerValues(req, 'Accept'), p.accept)) return refusal(406);
   return undefined;
+}
+
+/**
+ * Whether an Accept list (§20.1, HTTP media ranges) takes one of `types`: the any-type range, a
+ * type wildcard or the exact type, unless its q is 0. An empty Accept takes nothing (§20.1).
+ */
+function acceptsAny(ranges: string[], types: string[]): boolean {
+  return ranges.some((range) => {
+    const [media = '', ...params] = range.split(';').map((x) => x.trim().toLowerCase());
+    if (params.some((x) => /^q\s*=\s*0(\.0{0,3})?$/.test(x))) return false;
+    return types.some((t) => media === '*/*' || media === t || (media.endsWith('/*') && t.startsWith(media.slice(0, -1))));
+  });
 }
 
 /** The error response for a refusal (To tag added, §8.2.6.2). */

@@ -83,3 +83,18 @@ test('OPTIONS gets 200 with Allow, Accept, Accept-Encoding, Accept-Language and 
   );
   t.deepEqual(headerValues(r, 'Supported'), ['timer', 'replaces']);
 });
+
+test('406 for an INVITE whose Accept takes no body type we answer with (§20.1: ranges, q=0, an empty Accept)', (t) => {
+  const withAccept = (v: string) => checkRequest(request('INVITE', { extra: [`Accept: ${v}`] }), P)?.status;
+  t.is(withAccept('text/nobodyKnowsThis'), 406);
+  t.is(withAccept('application/sdp;q=0'), 406);
+  t.is(withAccept('application/sdpx'), 406);
+  t.is(withAccept('application/*'), undefined);
+  t.is(withAccept('*/*'), undefined);
+  t.is(withAccept('text/plain, application/sdp;level=1'), undefined);
+  t.is(checkRequest(request('INVITE', { extra: ['Accept:'] }), P)?.status, 406, 'an empty Accept takes nothing');
+});
+
+test('a body without Content-Type is 415 (§20.15)', (t) => {
+  t.is(checkRequest({ ...request('INVITE'), body: Buffer.from('v=0\r\n') }, P)?.status, 415);
+});
