@@ -89,15 +89,15 @@ export class Scanner {
 }
 
 /**
- * `*( SEMI generic-param )` from the cursor to the end of the text (or to a stop character
- * outside quotes). Names are lower-cased; values are tokens, hosts or quoted strings (kept
- * with quotes resolved). An empty parameter (`;;`) is an error (RFC 4475 badinv01).
+ * `*( SEMI generic-param )` from the cursor to the end of the text. Names are lower-cased;
+ * values are tokens, IPv6 references or quoted strings (quotes resolved). An empty parameter
+ * (`;;`) is an error (RFC 4475 badinv01).
  */
-export function parseParams(s: Scanner, what: string, stop = ''): Params {
+export function parseParams(s: Scanner, what: string): Params {
   const params: Params = {};
   for (;;) {
     s.skipWs();
-    if (s.done || stop.includes(s.peek() as string)) return params;
+    if (s.done) return params;
     if (!s.eat(';')) fail(`${what}: unexpected "${s.rest().slice(0, 20)}"`);
     const name = s.token(`${what} parameter name`).toLowerCase();
     if (s.eat('=')) {
