@@ -120,3 +120,23 @@ test('table: nextDeadline and fire(now) run the timers of every transaction from
   t.true(end.some((a) => a.action.type === 'timeout'));
   t.is(table.size, 0, 'both timed out (F and B = 64·T1) and were removed');
 });
+
+test('table: with RFC 2543 matching the ACK for a 2xx reaches the Accepted INVITE transaction and goes up to the TU', (t) => {
+  const r = parseMessage(torture('inv2543'));
+  if (!r.ok || r.message.kind !== 'request') return t.fail();
+  const inv = r.message;
+  const table = new TransactionTable();
+  const key = table.receive(inv, false, 0).actions[0]?.key as string;
+  table.respond(key, createResponse(inv, 200, { toTag: 'srv' }), 10);
+  t.is(table.get(key)?.state, 'accepted');
+  const ack: SipRequest = { ...inv, method: 'ACK', cseq: { seq: inv.cseq.seq, method: 'ACK' }, to: { ...inv.to, params: { ...inv.to.params, tag: 'srv' } }, body: Buffer.alloc(0) };
+  t.deepEqual(kinds(table.receive(ack, false, 20).actions), ['ack']);
+});
+
+test('table: a transport error ends a client transaction and tells the TU (§17.1.4)', (t) => {
+  const table = new TransactionTable();
+  const { key } = table.request(request('OPTIONS', { branch: 'z9hG4bKte' }), true, 0);
+  t.deepEqual(kinds(table.transportError(key, 5)), ['transportError', 'cancelTimer', 'terminated']);
+  t.is(table.size, 0);
+  t.deepEqual(table.transportError(key, 6), [], 'an unknown key is ignored');
+});
