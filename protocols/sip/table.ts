@@ -1,0 +1,120 @@
+/**
+ * The transaction table: every live transaction of one SIP element, keyed per matching.ts,
+ * driven by an injected clock. The SIP server actor owns one, feeds it what arrives and what
+ * its TU answers, arms one real timer for `nextDeadline()` and calls `fire(now)` when it goes
+ * off. No I/O and no time source in here.
+ *
+ * Decisions:
+ * - A new request (not ACK) that matches nothing creates its server transaction at once; an
+ *   ACK or a response that matches nothing comes back as `unmatched` for the core (ACK for a
+ *   2xx, §13.3.1.4; a stray 2xx retransmission, §13.2.2.4).
+ * - Terminated transactions are removed when the step that terminated them returns.
+ * - Every action is tagged with its transaction's key.
+ */
+import { cancelledInviteKey, clientTransactionKey, responseTransactionKey, serverTransactionKey } from './matching.js';
+import type { TimerConfig, TimerName } from './timers.js';
+import {
+  createClientTransaction,
+  createServerTransaction,
+  step,
+  type Step,
+  type Transaction,
+  type TransactionAction,
+  type TransactionEvent,
+} from './transaction.js';
+import type { SipMessage, SipRequest, SipResponse } from './types.js';
+
+export interface KeyedAction {
+  key: string;
+  action: TransactionAction;
+}
+
+export interface TableResult {
+  actions: KeyedAction[];
+  /** A message no transaction took (ACK for 2xx, stray response), for the core. */
+  unmatched?: SipMessage;
+}
+
+export class TransactionTable {
+  private readonly txs = new Map<string, Transaction>();
+
+  constructor(private readonly config?: TimerConfig) {}
+
+  get size(): number {
+    return this.txs.size;
+  }
+
+  get(key: string): Transaction | undefined {
+    return this.txs.get(key);
+  }
+
+  /** A message from the network. */
+  receive(msg: SipMessage, reliable: boolean, now: number): TableResult {
+    const key = msg.kind === 'request' ? serverTransactionKey(msg) : responseTransactionKey(msg);
+    const tx = this.txs.get(key);
+    if (tx) {
+      if (msg.kind === 'request' && msg.method === 'ACK' && tx.kind === 'ist' && tx.state !== 'completed' && tx.state !== 'confirmed' && tx.state !== 'accepted') {
+        return { actions: [], unmatched: msg };
+      }
+      return { actions: this.apply(key, step(tx, { type: 'receive', message: msg }, now)) };
+    }
+    if (msg.kind === 'response' || msg.method === 'ACK') return { actions: [], unmatched: msg };
+    const o = this.config ? { reliable, config: this.config } : { reliable };
+    return { actions: this.apply(key, createServerTransaction(msg, o, now)) };
+  }
+
+  /** Send a request through a new client transaction; returns its key. */
+  request(req: SipRequest, reliable: boolean, now: number): { key: string; actions: KeyedAction[] } {
+    const key = clientTransactionKey(req);
+    const o = this.config ? { reliable, config: this.config } : { reliable };
+    return { key, actions: this.apply(key, createClientTransaction(req, o, now)) };
+  }
+
+  /** The TU answers the server transaction `key`. */
+  respond(key: string, response: SipResponse, now: number): KeyedAction[] {
+    return this.event(key, { type: 'respond', response }, now);
+  }
+
+  /** The transport failed to deliver for `key` (§17.1.4, §17.2.4). */
+  transportError(key: string, now: number): KeyedAction[] {
+    return this.event(key, { type: 'transportError' }, now);
+  }
+
+  /** The INVITE server transaction a received CANCEL targets (§9.2), if it is still there. */
+  cancelTarget(cancel: SipRequest): { key: string; tx: Transaction } | undefined {
+    const key = cancelledInviteKey(cancel);
+    const tx = this.txs.get(key);
+    return tx && tx.kind === 'ist' ? { key, tx } : undefined;
+  }
+
+  /** The earliest running timer deadline, or undefined when no timer runs. */
+  nextDeadline(): number | undefined {
+    let min: number | undefined;
+    for (const tx of this.txs.values()) for (const d of Object.values(tx.timers)) if (d !== undefined && (min === undefined || d < min)) min = d;
+    return min;
+  }
+
+  /**
+   * Fire every timer whose deadline is at or before `now`, earliest first. Each fires at its
+   * own deadline, so a late call does not shift the retransmission schedule.
+   */
+  fire(now: number): KeyedAction[] {
+    const due: Array<[number, string, TimerName]> = [];
+    for (const [key, tx] of this.txs) for (const [name, d] of Object.entries(tx.timers)) if (d !== undefined && d <= now) due.push([d, key, name as TimerName]);
+    due.sort((a, b) => a[0] - b[0]);
+    const out: KeyedAction[] = [];
+    for (const [deadline, key, timer] of due) out.push(...this.event(key, { type: 'timer', timer }, deadline));
+    return out;
+  }
+
+  private event(key: string, e: TransactionEvent, now: number): KeyedAction[] {
+    const tx = this.txs.get(key);
+    return tx ? this.apply(key, step(tx, e, now)) : [];
+  }
+
+  private apply(key: string, s: Step): KeyedAction[] {
+    if (s.tx.state === 'terminated') this.txs.delete(key);
+    else this.txs.set(key, s.tx);
+    return s.actions.map((action) => ({ key, action }));
+  }
+}
