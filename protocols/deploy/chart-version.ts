@@ -1,0 +1,73 @@
+/**
+ * The chart version a deploy writes into Chart.yaml. Helm requires `version` to be SemVer 2, and
+ * Flux rebuilds a chart from git only when that version changes, so every deploy writes one:
+ *
+ * - a SemVer 2 version, with or without a leading `v` (`v1.2.3-rc.1+b5` → `1.2.3-rc.1+b5`);
+ * - a commit id, 7 to 40 hex digits (or 64 for SHA-256 repositories) → `0.0.0-g<hex, lower case>`:
+ *   a pre-release of 0.0.0, prefixed with `g` as git-describe does, because a pre-release
+ *   identifier made only of digits must not begin with 0 and a commit id may;
+ * - anything else (`v1.2`, `release-7`, `01.2.3`) is refused with 400 naming `version`.
+ *
+ * `setChartVersion` rewrites only the text of the `version:` value in Chart.yaml, so comments,
+ * key order, quoting of other keys and line endings stay as they were; a Chart.yaml without a
+ * version gets a `version:` line appended. The file must be one YAML mapping with `apiVersion`
+ * v1 or v2 and a `name` (Helm refuses a chart without them). Pure.
+ */
+import { isMap, isScalar, type Pair, type Scalar } from 'yaml';
+import { invalid, refuse } from './errors.js';
+import { describe } from './fields.js';
+import { parseYaml, utf8Text } from './yaml-text.js';
+
+/** SemVer 2.0.0, from semver.org. */
+export const SEMVER_RE =
+  /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$/;
+const COMMIT_RE = /^(?:[0-9a-fA-F]{7,40}|[0-9a-fA-F]{64})$/;
+/** Longest deploy version accepted. */
+export const MAX_VERSION_LENGTH = 128;
+
+/** The SemVer 2 chart version for a deploy `version` (a tag or a commit id), or a 400 refusal naming `field`. */
+export function chartVersion(version: unknown, field = 'version'): string {
+  if (typeof version !== 'string') return invalid(`${field} must be a string; got ${describe(version)}`);
+  if (version === '') return invalid(`${field} must not be empty`);
+  if (version.length > MAX_VERSION_LENGTH) return invalid(`${field} is longer than ${MAX_VERSION_LENGTH} characters`);
+  const bare = version.startsWith('v') ? version.slice(1) : version;
+  if (SEMVER_RE.test(bare)) return bare;
+  if (COMMIT_RE.test(version)) return `0.0.0-g${version.toLowerCase()}`;
+  return invalid(`${field} must be a SemVer tag (1.2.3 or v1.2.3) or a commit id (7 to 40 hex digits); got ${describe(version)}`);
+}
+
+/** Chart.yaml is larger than any real one at 1 MiB; aliases have no business in it. */
+const CHART_YAML_LIMITS = { maxBytes: 1024 * 1024, maxAliasCount: 0 };
+
+/** Chart.yaml's text with `version` set to `semver` (already checked by chartVersion); 400 BAD_CHART on a bad Chart.yaml. */
+export function setChartVersion(chartYaml: Uint8Array | string, semver: string): string {
+  if (!SEMVER_RE.test(semver)) throw new TypeError(`not a SemVer 2 version: ${JSON.stringify(semver)}`);
+  const what = 'Chart.yaml';
+  const text = utf8Text(chartYaml, what, CHART_YAML_LIMITS, 'BAD_CHART');
+  const doc = parseYaml(text, what, 'BAD_CHART');
+  const map = doc.contents;
+  if (!isMap(map)) return refuse(400, 'BAD_CHART', 'Chart.yaml must be a mapping');
+  const get = (key: string): Pair | undefined => map.items.find((p) => isScalar(p.key) && (p.key as Scalar).value === key);
+  const apiVersion = get('apiVersion')?.value;
+  if (!isScalar(apiVersion) || (apiVersion.value !== 'v1' && apiVersion.value !== 'v2')) {
+    refuse(400, 'BAD_CHART', 'Chart.yaml must have apiVersion v1 or v2');
+  }
+  const name = get('name')?.value;
+  if (!isScalar(name) || typeof name.value !== 'string' || name.value === '') refuse(400, 'BAD_CHART', 'Chart.yaml must have a name');
+  const pair = get('version');
+  let out: string;
+  if (pair === undefined) {
+    if (map.flow) return refuse(400, 'BAD_CHART', 'Chart.yaml has no version and is a flow mapping; add a version: line');
+    out = `${text}${text === '' || text.endsWith('\n') ? '' : '\n'}version: ${semver}\n`;
+  } else {
+    const value = pair.value;
+    if (!isScalar(value) || value.range == null) return refuse(400, 'BAD_CHART', 'Chart.yaml version must be a plain value');
+    const [start, end] = value.range;
+    const gap = start === end && text[start - 1] === ':' ? ' ' : '';
+    out = text.slice(0, start) + gap + semver + text.slice(end);
+  }
+  // belt and braces: the edit must read back as exactly this version
+  const back = parseYaml(out, what, 'BAD_CHART').get('version');
+  if (back !== semver) throw new Error(`Chart.yaml version rewrite read back ${JSON.stringify(back)}, expected ${semver}`);
+  return out;
+}
