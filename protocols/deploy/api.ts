@@ -45,9 +45,8 @@ function credential(o: Body): CredentialChange {
 }
 
 function repoUrlField(o: Body, key: string): { url: string; key: string } {
-  const v = own(o, key);
-  if (v === undefined) missing(`${key} is required`);
-  return { url: v as string, key: parseRepoUrl(v, key).key };
+  const repo = parseRepoUrl(own(o, key), key);
+  return { url: own(o, key) as string, key: repo.key };
 }
 
 // ---- IaC repositories: POST/PUT /api/iac-repos {name, url, branch?, credential?}

@@ -15,7 +15,7 @@
  */
 import { isMap, isScalar, type Pair, type Scalar } from 'yaml';
 import { invalid, refuse } from './errors.js';
-import { describe } from './fields.js';
+import { describe, textValue } from './fields.js';
 import { parseYaml, utf8Text } from './yaml-text.js';
 
 /** SemVer 2.0.0, from semver.org. */
@@ -27,13 +27,11 @@ export const MAX_VERSION_LENGTH = 128;
 
 /** The SemVer 2 chart version for a deploy `version` (a tag or a commit id), or a 400 refusal naming `field`. */
 export function chartVersion(version: unknown, field = 'version'): string {
-  if (typeof version !== 'string') return invalid(`${field} must be a string; got ${describe(version)}`);
-  if (version === '') return invalid(`${field} must not be empty`);
-  if (version.length > MAX_VERSION_LENGTH) return invalid(`${field} is longer than ${MAX_VERSION_LENGTH} characters`);
-  const bare = version.startsWith('v') ? version.slice(1) : version;
+  const v = textValue(version, field, { max: MAX_VERSION_LENGTH });
+  const bare = v.startsWith('v') ? v.slice(1) : v;
   if (SEMVER_RE.test(bare)) return bare;
-  if (COMMIT_RE.test(version)) return `0.0.0-g${version.toLowerCase()}`;
-  return invalid(`${field} must be a SemVer tag (1.2.3 or v1.2.3) or a commit id (7 to 40 hex digits); got ${describe(version)}`);
+  if (COMMIT_RE.test(v)) return `0.0.0-g${v.toLowerCase()}`;
+  return invalid(`${field} must be a SemVer tag (1.2.3 or v1.2.3) or a commit id (7 to 40 hex digits); got ${describe(v)}`);
 }
 
 /** Chart.yaml is larger than any real one at 1 MiB; aliases have no business in it. */

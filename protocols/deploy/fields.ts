@@ -5,22 +5,16 @@
  * `toString` or `__proto__` never come from Object.prototype. Unknown fields are refused, so a
  * misspelt optional field never passes silently. Pure.
  */
+import { describe } from '../media/validate.js';
 import { invalid, missing } from './errors.js';
+
+export { describe };
 
 export type Body = Record<string, unknown>;
 
 /** C0 controls and DEL: never allowed in names, ids or anything that reaches a commit message. */
 const CONTROL_RE = /[\u0000-\u001f\u007f]/;
 const LONE_SURROGATE_RE = /\p{Cs}/u;
-
-export function describe(v: unknown): string {
-  if (v === undefined) return 'nothing';
-  if (v === null) return 'null';
-  if (typeof v === 'string') return JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v);
-  if (Array.isArray(v)) return 'an array';
-  if (typeof v === 'object') return 'an object';
-  return `${typeof v} ${String(v)}`;
-}
 
 /** `v` as a plain JSON object; `name` is what the message calls it ('body', 'targets[0]'). */
 export function objectAt(v: unknown, name: string): Body {

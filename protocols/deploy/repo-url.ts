@@ -17,7 +17,7 @@
  * Pure.
  */
 import { invalid } from './errors.js';
-import { describe } from './fields.js';
+import { describe, textValue } from './fields.js';
 
 export type RepoScheme = 'https' | 'http' | 'ssh' | 'git' | 'file';
 
@@ -66,13 +66,11 @@ function normalisePath(raw: string, name: string): string {
 
 /** Parse and normalise a repository URL; `name` is the field reported in a refusal. */
 export function parseRepoUrl(value: unknown, name = 'repoUrl'): RepoUrl {
-  if (typeof value !== 'string') return invalid(`${name} must be a string; got ${describe(value)}`);
-  if (value === '') return invalid(`${name} must not be empty`);
-  if (value.length > MAX_REPO_URL_LENGTH) return invalid(`${name} is longer than ${MAX_REPO_URL_LENGTH} characters`);
-  if (/[\s\u0000-\u001f\u007f]/.test(value)) return invalid(`${name} must not contain spaces or control characters`);
-  const m = SCHEME_RE.exec(value);
-  if (m) return parseSchemeUrl(value, (m[1] as string).toLowerCase(), name);
-  const scp = SCP_RE.exec(value);
+  const text = textValue(value, name, { max: MAX_REPO_URL_LENGTH });
+  if (/\s/.test(text)) return invalid(`${name} must not contain spaces`);
+  const m = SCHEME_RE.exec(text);
+  if (m) return parseSchemeUrl(text, (m[1] as string).toLowerCase(), name);
+  const scp = SCP_RE.exec(text);
   if (scp) {
     const host = (scp[2] as string).toLowerCase();
     if (!HOST_RE.test(host)) return invalid(`${name} has an invalid host ${describe(scp[2])}`);
@@ -80,7 +78,7 @@ export function parseRepoUrl(value: unknown, name = 'repoUrl'): RepoUrl {
     const path = normalisePath((scp[3] as string).replace(/^\/+/, ''), name);
     return { scheme: 'ssh', host, port: null, path, key: `${host}/${path}` };
   }
-  return invalid(`${name} must be a git URL (https://, http://, ssh://, git://, file:// or user@host:path); got ${describe(value)}`);
+  return invalid(`${name} must be a git URL (https://, http://, ssh://, git://, file:// or user@host:path); got ${describe(text)}`);
 }
 
 function parseSchemeUrl(value: string, rawScheme: string, name: string): RepoUrl {

@@ -10,16 +10,8 @@ import {
   parseJsonObject,
   type FormPart,
 } from '../../protocols/deploy/api.js';
-import { refusalBody, type Refusal, type Result } from '../../protocols/deploy/errors.js';
-
-function refused<T>(r: Result<T>): Refusal {
-  if (r.ok) throw new Error(`expected a refusal, got ${JSON.stringify(r.value)}`);
-  return r.error;
-}
-function value<T>(r: Result<T>): T {
-  if (!r.ok) throw new Error(`refused: ${r.error.message}`);
-  return r.value;
-}
+import { refusalBody } from '../../protocols/deploy/errors.js';
+import { accepted, refused } from './results.js';
 
 const TARGET = { clusterId: 1, deployType: 'swarm-service', deployNamespace: 'shop', deployName: 'web' };
 const ENV = { name: 'production', branch: 'main', iacRepoId: 3, iacPath: 'clusters/prod/shop', targets: [TARGET] };
@@ -33,21 +25,21 @@ test('error bodies are the project JSON shape {"error": {"code", "message"}}', (
 test('a body must be a JSON object', (t) => {
   t.deepEqual(refused(parseJsonObject('{"a":')), { status: 400, code: 'INVALID_FIELD', message: 'body is not valid JSON' });
   for (const text of ['[]', 'null', '3', '"x"']) t.regex(refused(parseJsonObject(text)).message, /^body must be a JSON object/, text);
-  t.deepEqual(value(parseJsonObject('{"a":1}')), { a: 1 });
+  t.deepEqual(accepted(parseJsonObject('{"a":1}')), { a: 1 });
   t.is(refused(checkApp(undefined)).code, 'MISSING_FIELD');
   t.regex(refused(checkApp([])).message, /body must be a JSON object; got an array/);
 });
 
 test('POST /api/iac-repos {name, url, branch?}: branch null or omitted means the remote default; credential is write-only', (t) => {
-  t.deepEqual(value(checkIacRepo({ name: 'infra', url: 'file:///srv/git/infra.git' })), { name: 'infra', url: 'file:///srv/git/infra.git', branch: null, credential: undefined });
-  t.deepEqual(value(checkIacRepo({ name: 'infra', url: 'https://h.example/ops/infra', branch: 'release/v2', credential: 'glpat-x' })), {
+  t.deepEqual(accepted(checkIacRepo({ name: 'infra', url: 'file:///srv/git/infra.git' })), { name: 'infra', url: 'file:///srv/git/infra.git', branch: null, credential: undefined });
+  t.deepEqual(accepted(checkIacRepo({ name: 'infra', url: 'https://h.example/ops/infra', branch: 'release/v2', credential: 'glpat-x' })), {
     name: 'infra',
     url: 'https://h.example/ops/infra',
     branch: 'release/v2',
     credential: 'glpat-x',
   });
-  t.is(value(checkIacRepo({ name: 'i', url: 'https://h.example/o/i', credential: null })).credential, null, 'null removes it on PUT');
-  t.is(value(checkIacRepo({ name: 'i', url: 'https://h.example/o/i', branch: null })).branch, null);
+  t.is(accepted(checkIacRepo({ name: 'i', url: 'https://h.example/o/i', credential: null })).credential, null, 'null removes it on PUT');
+  t.is(accepted(checkIacRepo({ name: 'i', url: 'https://h.example/o/i', branch: null })).branch, null);
   const bad: [unknown, string][] = [
     [{ url: 'https://h.example/o/i' }, 'name is required'],
     [{ name: '', url: 'https://h.example/o/i' }, 'name must not be empty'],
@@ -72,7 +64,7 @@ test('branch names follow git check-ref-format', (t) => {
 });
 
 test('POST /api/clusters {name, kind: "swarm" | "kubernetes", endpoint}', (t) => {
-  t.deepEqual(value(checkCluster({ name: 'local', kind: 'swarm', endpoint: 'unix:///var/run/docker.sock' })), { name: 'local', kind: 'swarm', endpoint: 'unix:///var/run/docker.sock', credential: undefined });
+  t.deepEqual(accepted(checkCluster({ name: 'local', kind: 'swarm', endpoint: 'unix:///var/run/docker.sock' })), { name: 'local', kind: 'swarm', endpoint: 'unix:///var/run/docker.sock', credential: undefined });
   t.true(checkCluster({ name: 's', kind: 'swarm', endpoint: 'tcp://10.0.0.1:2376' }).ok);
   t.true(checkCluster({ name: 'k', kind: 'kubernetes', endpoint: 'https://k8s.example:6443', credential: 'token' }).ok);
   t.is(refused(checkCluster({ name: 'k', endpoint: 'https://x' })).message, 'kind is required');
@@ -85,26 +77,26 @@ test('POST /api/clusters {name, kind: "swarm" | "kubernetes", endpoint}', (t) =>
 });
 
 test('POST /api/apps {name, repoUrl}: the repository key is computed', (t) => {
-  t.deepEqual(value(checkApp({ name: 'shop', repoUrl: 'git@gitlab.example.com:team/shop.git' })), { name: 'shop', repoUrl: 'git@gitlab.example.com:team/shop.git', repoKey: 'gitlab.example.com/team/shop' });
+  t.deepEqual(accepted(checkApp({ name: 'shop', repoUrl: 'git@gitlab.example.com:team/shop.git' })), { name: 'shop', repoUrl: 'git@gitlab.example.com:team/shop.git', repoKey: 'gitlab.example.com/team/shop' });
   t.is(refused(checkApp({ name: 'shop' })).message, 'repoUrl is required');
   t.is(refused(checkApp({ name: 'shop', repoUrl: 'shop' })).code, 'INVALID_FIELD');
 });
 
 test('POST /api/apps/{appId}/environments: the whole payload, iacPath normalised, targets with null or omitted budgets', (t) => {
-  const v = value(checkEnvironment({ ...ENV, iacPath: './clusters//prod/shop/', targets: [TARGET, { ...TARGET, deployName: 'worker', monitorTimeoutSecs: 600 }, { ...TARGET, deployName: 'cron', monitorTimeoutSecs: null }] }));
+  const v = accepted(checkEnvironment({ ...ENV, iacPath: './clusters//prod/shop/', targets: [TARGET, { ...TARGET, deployName: 'worker', monitorTimeoutSecs: 600 }, { ...TARGET, deployName: 'cron', monitorTimeoutSecs: null }] }));
   t.is(v.iacPath, 'clusters/prod/shop');
   t.deepEqual(
     v.targets.map((x) => x.monitorTimeoutSecs),
     [null, 600, null],
   );
   t.deepEqual(v.targets[0], { clusterId: 1, deployType: 'swarm-service', deployNamespace: 'shop', deployName: 'web', monitorTimeoutSecs: null });
-  t.is(value(checkEnvironment({ ...ENV, targets: [{ ...TARGET, id: 't1' }] })).targets[0]?.id, 't1', 'a target id from a GET is kept on PUT');
+  t.is(accepted(checkEnvironment({ ...ENV, targets: [{ ...TARGET, id: 't1' }] })).targets[0]?.id, 't1', 'a target id from a GET is kept on PUT');
 });
 
 test('monitorTimeoutSecs: 1 and 2147483647, null and omitted accepted; 0, negatives, fractions, strings, booleans, 2147483648, NaN and Infinity refused naming the field', (t) => {
   for (const ok of [1, 300, 2147483647, null, undefined]) {
     const target = ok === undefined ? TARGET : { ...TARGET, monitorTimeoutSecs: ok };
-    t.is(value(checkEnvironment({ ...ENV, targets: [target] })).targets[0]?.monitorTimeoutSecs, ok ?? null, String(ok));
+    t.is(accepted(checkEnvironment({ ...ENV, targets: [target] })).targets[0]?.monitorTimeoutSecs, ok ?? null, String(ok));
   }
   for (const bad of [0, -1, 1.5, '300', true, 2147483648, NaN, Infinity, -Infinity, [], {}]) {
     const e = refused(checkEnvironment({ ...ENV, targets: [TARGET, { ...TARGET, deployName: 'w', monitorTimeoutSecs: bad }] }));
@@ -148,7 +140,7 @@ test('environment fields refused by name', (t) => {
 
 test('POST /api/job-tokens {repoUrl, jobId, ref, sha, ttlSecs?}', (t) => {
   const sha = 'A'.repeat(40);
-  t.deepEqual(value(checkJobTokenRequest({ repoUrl: 'https://h.example/g/app.git', jobId: '4711', ref: 'main', sha })), {
+  t.deepEqual(accepted(checkJobTokenRequest({ repoUrl: 'https://h.example/g/app.git', jobId: '4711', ref: 'main', sha })), {
     repoUrl: 'https://h.example/g/app.git',
     repoKey: 'h.example/g/app',
     jobId: '4711',
@@ -156,7 +148,7 @@ test('POST /api/job-tokens {repoUrl, jobId, ref, sha, ttlSecs?}', (t) => {
     sha: 'a'.repeat(40),
     ttlSecs: 3600,
   });
-  t.is(value(checkJobTokenRequest({ repoUrl: 'https://h.example/g/app', jobId: '1', ref: 'refs/heads/main', sha, ttlSecs: 60 })).ttlSecs, 60);
+  t.is(accepted(checkJobTokenRequest({ repoUrl: 'https://h.example/g/app', jobId: '1', ref: 'refs/heads/main', sha, ttlSecs: 60 })).ttlSecs, 60);
   t.is(refused(checkJobTokenRequest({ repoUrl: 'https://h.example/g/app', jobId: '1', ref: 'main', sha: 'abc' })).message, 'sha must be a full commit id (40 or 64 hex digits); got "abc"');
   t.is(refused(checkJobTokenRequest({ repoUrl: 'https://h.example/g/app', jobId: '1', ref: 'main', sha, ttlSecs: 86401 })).message, 'ttlSecs must be a whole number between 1 and 86400; got number 86401');
   t.is(refused(checkJobTokenRequest({ repoUrl: 'https://h.example/g/app', jobId: '1', ref: 'a b', sha })).message, 'ref must not contain spaces, control characters or any of ~ ^ : ? * [ \\; got "a b"');
@@ -169,8 +161,8 @@ test('POST /api/job-tokens {repoUrl, jobId, ref, sha, ttlSecs?}', (t) => {
 
 test('chart and values body {repoUrl, jobId, jobToken, environment?}: each required field missing or empty is 400', (t) => {
   const body = { repoUrl: 'https://h.example/g/app', jobId: '12', jobToken: 'tok' };
-  t.deepEqual(value(checkJobBody(body)), { ...body, repoKey: 'h.example/g/app' });
-  t.is(value(checkJobBody({ ...body, environment: 'staging' })).environment, 'staging');
+  t.deepEqual(accepted(checkJobBody(body)), { ...body, repoKey: 'h.example/g/app' });
+  t.is(accepted(checkJobBody({ ...body, environment: 'staging' })).environment, 'staging');
   for (const key of ['repoUrl', 'jobId', 'jobToken']) {
     t.deepEqual(refused(checkJobBody({ ...body, [key]: undefined })), { status: 400, code: 'MISSING_FIELD', message: `${key} is required` });
     t.deepEqual(refused(checkJobBody({ ...body, [key]: '' })), { status: 400, code: 'INVALID_FIELD', message: `${key} must not be empty` });
@@ -187,8 +179,8 @@ const CHART: FormPart = { name: 'chart', kind: 'file', filename: 'mychart-0.1.0.
 const FORM = [field('repoUrl', 'https://h.example/g/app'), field('jobId', '12'), field('jobToken', 'tok'), field('version', 'v1.4.0'), CHART];
 
 test('POST /api/deploy form: six fields in any order, the chart part first too; version mapped to the chart version', (t) => {
-  t.deepEqual(value(checkDeployForm(FORM)), { repoUrl: 'https://h.example/g/app', repoKey: 'h.example/g/app', jobId: '12', jobToken: 'tok', version: 'v1.4.0', chartVersion: '1.4.0' });
-  const v = value(checkDeployForm([CHART, ...FORM.slice(0, 4).reverse(), field('environment', 'prod')]));
+  t.deepEqual(accepted(checkDeployForm(FORM)), { repoUrl: 'https://h.example/g/app', repoKey: 'h.example/g/app', jobId: '12', jobToken: 'tok', version: 'v1.4.0', chartVersion: '1.4.0' });
+  const v = accepted(checkDeployForm([CHART, ...FORM.slice(0, 4).reverse(), field('environment', 'prod')]));
   t.is(v.environment, 'prod');
   t.is(v.chartVersion, '1.4.0');
 });

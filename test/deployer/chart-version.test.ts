@@ -1,12 +1,8 @@
 import test from 'ava';
 import { parse } from 'yaml';
 import { chartVersion, SEMVER_RE, setChartVersion } from '../../protocols/deploy/chart-version.js';
-import { attempt, type Result } from '../../protocols/deploy/errors.js';
-
-function refused<T>(r: Result<T>) {
-  if (r.ok) throw new Error(`expected a refusal, got ${JSON.stringify(r.value)}`);
-  return r.error;
-}
+import { attempt } from '../../protocols/deploy/errors.js';
+import { refused } from './results.js';
 
 test('SemVer 2 tags are used as they are, a leading v dropped', (t) => {
   const cases: [string, string][] = [
@@ -36,12 +32,14 @@ test('a commit id becomes the pre-release 0.0.0-g<hex>, valid SemVer 2 even when
 });
 
 test('other versions are refused naming version', (t) => {
-  for (const v of ['latest', 'v1.2', '1.2', '01.2.3', '1.2.3-01', 'V1.2.3', 'vv1.2.3', '123456', 'abcdefg', '1'.repeat(41), 'release-7', ' 1.2.3', '1.2.3\n']) {
+  for (const v of ['latest', 'v1.2', '1.2', '01.2.3', '1.2.3-01', 'V1.2.3', 'vv1.2.3', '123456', 'abcdefg', '1'.repeat(41), 'release-7', ' 1.2.3']) {
     const e = refused(attempt(() => chartVersion(v)));
     t.is(e.status, 400);
     t.regex(e.message, /^version must be a SemVer tag \(1\.2\.3 or v1\.2\.3\) or a commit id \(7 to 40 hex digits\); got /, JSON.stringify(v));
   }
   t.is(refused(attempt(() => chartVersion(''))).message, 'version must not be empty');
+  t.is(refused(attempt(() => chartVersion('1.2.3\n'))).message, 'version must not contain control characters');
+  t.deepEqual(refused(attempt(() => chartVersion(undefined))), { status: 400, code: 'MISSING_FIELD', message: 'version is required' });
   t.is(refused(attempt(() => chartVersion(3))).message, 'version must be a string; got number 3');
   t.is(refused(attempt(() => chartVersion(`1.2.3-${'a'.repeat(130)}`))).message, 'version is longer than 128 characters');
 });

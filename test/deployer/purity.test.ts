@@ -2,7 +2,7 @@ import test from 'ava';
 import { readdirSync, readFileSync } from 'node:fs';
 
 const DIR = new URL('../../protocols/deploy/', import.meta.url);
-const ALLOWED = new Set(['node:crypto', 'yaml', '../objstore/errors.js']);
+const ALLOWED = new Set(['node:crypto', 'yaml', '../objstore/errors.js', '../media/validate.js']);
 
 test('every protocols/deploy module is pure: only node:crypto, yaml and its siblings; no timers, clock, randomness or process', (t) => {
   const files = readdirSync(DIR).filter((f) => f.endsWith('.js'));

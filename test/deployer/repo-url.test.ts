@@ -45,11 +45,12 @@ test('the path keeps its case, a non-default port is kept, file URLs key as thei
 
 test('refused: not a string, empty, spaces, unknown schemes, credentials, query, fragment, dot segments, no path, file with a host', (t) => {
   const cases: [unknown, RegExp][] = [
-    [undefined, /^repoUrl must be a string; got nothing$/],
+    [undefined, /^repoUrl is required$/],
     [42, /^repoUrl must be a string; got number 42$/],
     ['', /^repoUrl must not be empty$/],
-    [' https://h/g/app', /spaces or control characters/],
-    ['https://h/g/app\n', /spaces or control characters/],
+    [' https://h/g/app', /^repoUrl must not contain spaces$/],
+    ['https://h/g/ap p', /^repoUrl must not contain spaces$/],
+    ['https://h/g/app\n', /^repoUrl must not contain control characters$/],
     ['ftp://h/g/app', /unsupported scheme "ftp"/],
     ['/srv/git/app', /must be a git URL/],
     ['app', /must be a git URL/],
@@ -69,7 +70,7 @@ test('refused: not a string, empty, spaces, unknown schemes, credentials, query,
   for (const [v, re] of cases) {
     const e = refusedWith(v);
     t.is(e.status, 400);
-    t.is(e.code, 'INVALID_FIELD');
+    t.is(e.code, v === undefined ? 'MISSING_FIELD' : 'INVALID_FIELD');
     t.regex(e.message, re, String(v));
   }
   t.regex(refusedWith('nope', 'url').message, /^url /, 'the message names the field given');

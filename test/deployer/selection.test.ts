@@ -1,13 +1,8 @@
 import test from 'ava';
-import type { Refusal, Result } from '../../protocols/deploy/errors.js';
 import { selectEnvironment } from '../../protocols/deploy/selection.js';
 import { attempt } from '../../protocols/deploy/errors.js';
 import { checkTargetsAgainst, defaultMonitorTimeout, resolveMonitorTimeout, type TargetConfig } from '../../protocols/deploy/targets.js';
-
-function refused<T>(r: Result<T>): Refusal {
-  if (r.ok) throw new Error(`expected a refusal, got ${JSON.stringify(r.value)}`);
-  return r.error;
-}
+import { refused } from './results.js';
 
 const APPS = [
   { id: 1, name: 'shop', repoKey: 'gitlab.example.com/team/shop' },

@@ -1,5 +1,4 @@
 import test from 'ava';
-import type { Refusal, Result } from '../../protocols/deploy/errors.js';
 import {
   applyChange,
   DEPLOYMENT_STATUSES,
@@ -15,6 +14,7 @@ import {
   type DeploymentState,
 } from '../../protocols/deploy/status.js';
 import type { TargetConfig } from '../../protocols/deploy/targets.js';
+import { accepted, refused } from './results.js';
 
 const ID = '0193a4b2-7c1d-7e2f-8a3b-4c5d6e7f8091';
 const NOW = 1_790_000_000_000;
@@ -27,22 +27,14 @@ const ENV_TARGETS: (TargetConfig & { id: string })[] = [
   { id: 't2', clusterId: 2, deployType: 'swarm-service', deployNamespace: 'shop', deployName: 'web', monitorTimeoutSecs: 30 },
 ];
 
-function ok<T>(r: Result<T>): T {
-  if (!r.ok) throw new Error(r.error.message);
-  return r.value;
-}
-function refused<T>(r: Result<T>): Refusal {
-  if (r.ok) throw new Error('expected a refusal');
-  return r.error;
-}
 function queued(): DeploymentState {
-  return ok(queueDeployment(ID, ENV_TARGETS, CLUSTERS, 300)).deployment;
+  return accepted(queueDeployment(ID, ENV_TARGETS, CLUSTERS, 300)).deployment;
 }
 /** Apply changes in order, collecting the events. */
 function run(d: DeploymentState, changes: Change[], now = NOW): Applied<DeploymentState> {
   const events: Applied<DeploymentState>['events'] = [];
   for (const c of changes) {
-    const r = ok(applyChange(d, c, now));
+    const r = accepted(applyChange(d, c, now));
     d = r.deployment;
     events.push(...r.events);
   }
@@ -62,7 +54,7 @@ test('the spec statuses: seven for a deployment, four for a target; deployed and
 });
 
 test('queueing pins each target: cluster name and the resolved monitorTimeoutSecs (override, else the default)', (t) => {
-  const r = ok(queueDeployment(ID, ENV_TARGETS, CLUSTERS, 300));
+  const r = accepted(queueDeployment(ID, ENV_TARGETS, CLUSTERS, 300));
   t.is(r.deployment.status, 'pending');
   t.deepEqual(
     r.deployment.targets.map((x) => [x.id, x.clusterId, x.clusterName, x.monitorTimeoutSecs, x.status]),
@@ -113,12 +105,12 @@ test('entering monitoring starts every target with an absolute deadline of now +
 
 test('the parent waits for every target: one failure leaves it monitoring until the other finishes, then failed naming the target', (t) => {
   let d = run(queued(), TO_MONITORING).deployment;
-  const first = ok(applyChange(d, { kind: 'target', targetId: 't2', to: 'failed', message: 'timed out after 30 s' }, NOW + 30_000));
+  const first = accepted(applyChange(d, { kind: 'target', targetId: 't2', to: 'failed', message: 'timed out after 30 s' }, NOW + 30_000));
   d = first.deployment;
   t.is(d.status, 'monitoring');
   t.deepEqual(first.events.map((e) => e.event), ['target']);
   t.is(nextDeadline(d), NOW + 300_000);
-  const last = ok(applyChange(d, { kind: 'target', targetId: 't1', to: 'deployed', message: 'running' }, NOW + 40_000));
+  const last = accepted(applyChange(d, { kind: 'target', targetId: 't1', to: 'deployed', message: 'running' }, NOW + 40_000));
   t.is(last.deployment.status, 'failed');
   t.is(last.deployment.message, '1 of 2 cluster targets failed: swarm-b: timed out after 30 s');
   t.is(last.deployment.targets[1]?.completedAt, NOW + 30_000);
@@ -127,7 +119,7 @@ test('the parent waits for every target: one failure leaves it monitoring until 
 
 test('a failure before monitoring fails every unfinished target with the same message', (t) => {
   const d = run(queued(), TO_MONITORING.slice(0, 2)).deployment;
-  const r = ok(applyChange(d, { kind: 'fail', message: 'push refused by hook: protected path' }, NOW));
+  const r = accepted(applyChange(d, { kind: 'fail', message: 'push refused by hook: protected path' }, NOW));
   t.is(r.deployment.status, 'failed');
   t.deepEqual(r.deployment.targets.map((x) => [x.status, x.message]), [
     ['failed', 'push refused by hook: protected path'],
@@ -171,11 +163,11 @@ test('until part 2: targets whose cluster kind has no monitor fail at once with 
 });
 
 test('outcome wording for one target, and long messages are clipped to 1000 characters', (t) => {
-  const one = ok(queueDeployment(ID, [ENV_TARGETS[0]!], CLUSTERS, 300)).deployment;
+  const one = accepted(queueDeployment(ID, [ENV_TARGETS[0]!], CLUSTERS, 300)).deployment;
   const r = run(one, [...TO_MONITORING, { kind: 'target', targetId: 't1', to: 'deployed', message: 'ok' }]);
   t.is(r.deployment.message, 'deployed on cluster swarm-a');
   t.is(outcomeOf(queued().targets), null);
-  const long = ok(applyChange(queued(), { kind: 'fail', message: 'x'.repeat(5000) }, NOW)).deployment.message;
+  const long = accepted(applyChange(queued(), { kind: 'fail', message: 'x'.repeat(5000) }, NOW)).deployment.message;
   t.is(long.length, 1000);
   t.true(long.endsWith('…'));
 });

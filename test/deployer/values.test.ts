@@ -1,11 +1,8 @@
 import test from 'ava';
-import { attempt, type Result } from '../../protocols/deploy/errors.js';
+import { attempt } from '../../protocols/deploy/errors.js';
 import { parseValues } from '../../protocols/deploy/values.js';
+import { refused } from './results.js';
 
-function refused<T>(r: Result<T>) {
-  if (r.ok) throw new Error(`expected a refusal, got ${JSON.stringify(r.value)}`);
-  return r.error;
-}
 const values = (text: string | Buffer) => parseValues(text);
 const refusal = (text: string | Buffer) => {
   const e = refused(attempt(() => parseValues(text)));
