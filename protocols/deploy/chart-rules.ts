@@ -6,8 +6,10 @@
  * - entry names are normalised: './' and empty components dropped ('./mychart//a' → 'mychart/a'),
  *   a trailing '/' of a directory dropped; a directory entry that is the root itself ('./') is
  *   allowed and ignored; names come after PAX and GNU long-name headers are applied (tar-stream does);
- * - refused names: empty, absolute ('/etc/x', 'C:x'), any '..' component, a backslash, control
- *   characters, longer than maxPathBytes or deeper than maxDepth;
+ * - refused names: empty, absolute ('/etc/x', 'C:x'), any '..' component, a '.git' component in
+ *   any case (the chart is committed to git, which refuses such paths: a chart must not smuggle a
+ *   repository or its hooks), a backslash, control characters, longer than maxPathBytes or deeper
+ *   than maxDepth;
  * - only regular files and directories: symbolic links, hard links, character and block devices,
  *   fifos, contiguous files and unknown types are refused;
  * - everything sits under one top-level directory (a file at the top level, or a second top-level
@@ -90,6 +92,7 @@ export function normaliseEntryPath(name: string, limits: Pick<ChartLimits, 'maxP
   if (name.startsWith('/') || /^[A-Za-z]:/.test(name)) return bad(`entry ${shown(name)} has an absolute path`);
   const parts = name.split('/').filter((p) => p !== '' && p !== '.');
   if (parts.includes('..')) return bad(`entry ${shown(name)} has a '..' component`);
+  if (parts.some((p) => p.toLowerCase() === '.git')) return bad(`entry ${shown(name)} has a '.git' component`);
   const path = parts.join('/');
   if (Buffer.byteLength(path, 'utf8') > limits.maxPathBytes) return bad(`entry ${shown(name)} has a path longer than ${limits.maxPathBytes} bytes`);
   if (parts.length > limits.maxDepth) return bad(`entry ${shown(name)} is nested deeper than ${limits.maxDepth} levels`);

@@ -8,6 +8,10 @@
  * case-insensitive file systems), a backslash, control characters, and the root itself (a chart
  * replacing the whole repository would delete everything else in it).
  *
+ * A chart lands at the iacPath without its top-level directory: `mychart/templates/a.yaml` of an
+ * archive becomes `<iacPath>/templates/a.yaml`, and the whole directory is replaced (files of an
+ * earlier chart that the new one lacks are removed).
+ *
  * The commit message names the app, environment, version and job in its subject and in trailers,
  * and ends with a `Deployment-Id:` trailer, so that after a crash the service recognises a commit it
  * has already pushed and never pushes a second one. Pure.
@@ -32,6 +36,17 @@ export function iacPath(value: unknown, field = 'iacPath', code: 'INVALID_FIELD'
   if (parts.some((p) => p.toLowerCase() === '.git')) return bad("must not contain a '.git' component");
   if (parts.length === 0) return bad('must name a directory below the repository root, not the root itself');
   return parts.join('/');
+}
+
+/**
+ * Where each entry of a checked chart archive goes in the repository: `topDir/rest` → `iacPath/rest`
+ * (the top directory itself maps to the iacPath). Paths come from chart-rules, already normalised.
+ */
+export function placeChart<E extends { path: string }>(iacPathValue: string, topDir: string, entries: readonly E[]): (E & { repoPath: string })[] {
+  return entries.map((e) => {
+    if (e.path !== topDir && !e.path.startsWith(`${topDir}/`)) throw new TypeError(`entry ${e.path} is not under ${topDir}`);
+    return { ...e, repoPath: e.path === topDir ? iacPathValue : `${iacPathValue}/${e.path.slice(topDir.length + 1)}` };
+  });
 }
 
 export interface CommitFacts {

@@ -102,6 +102,11 @@ export function targetView(t: DeploymentTarget): TargetView {
   return { id: t.id, clusterId: t.clusterId, clusterName: t.clusterName, monitorTimeoutSecs: t.monitorTimeoutSecs, status: t.status, message: t.message };
 }
 
+/** A deployment as `GET /api/deployments/{id}` shows it (the spec's Deployment): targets carry the pinned budget. */
+export function deploymentView(d: DeploymentState): { deploymentId: string; status: DeploymentStatus; message: string; targets: TargetView[] } {
+  return { deploymentId: d.id, status: d.status, message: d.message, targets: d.targets.map(targetView) };
+}
+
 const statusEvent = (d: DeploymentState): DeploymentEvent => ({ event: 'status', data: { status: d.status, message: d.message } });
 const targetEvent = (t: DeploymentTarget): DeploymentEvent => ({ event: 'target', data: { target: targetView(t) } });
 
@@ -224,7 +229,7 @@ export function nextDeadline(d: DeploymentState): number | null {
 
 /**
  * What a restart does with a stored deployment: validate again from the stored chart (pending,
- * validating), push after looking for its own `Deployment-Id:` commit on the remote (pushing),
+ * validating; a deployment already validating does not advance to validating again), push after looking for its own `Deployment-Id:` commit on the remote (pushing),
  * start monitoring (pushed), resume the monitors with the stored deadlines (monitoring), or
  * nothing (terminal).
  */

@@ -2,6 +2,7 @@ import test from 'ava';
 import { execFileSync } from 'node:child_process';
 import { linkSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { readChart, type ReadChartResult } from '../../actors/deployer/chart-reader.js';
 import { CHART_LIMITS } from '../../protocols/deploy/chart-rules.js';
 import { tempDir } from '../helpers/util.js';
@@ -198,4 +199,15 @@ test('not gzip, truncated gzip, gzip that is not tar, truncated tar', async (t) 
   t.regex(refusal(await readChart(gzip(Buffer.from('this is text, not a tar archive\n'.repeat(40))))), /^the chart is not a tar archive/);
   const tarBytes = readFileSync(plainTar);
   t.is(refusal(await readChart(gzip(tarBytes.subarray(0, 512 * 4 + 100)))), 'the chart is a truncated tar archive');
+});
+
+test('a stream source (an upload) reads the same; a .git directory inside the chart is refused', async (t) => {
+  const dir = tempDir(t);
+  writeTree(dir, { ...GOOD, 'mychart/.git/HEAD': 'ref: refs/heads/main\n' });
+  const tgz = readFileSync(tarGz(dir, join(dir, 'c.tgz'), ['mychart']));
+  const chunks = Array.from({ length: Math.ceil(tgz.byteLength / 100) }, (_, i) => tgz.subarray(i * 100, (i + 1) * 100));
+  t.regex(refusal(await readChart(Readable.from(chunks))), /has a '\.git' component/);
+  const good = readFileSync(tarGz(dir, join(dir, 'g.tgz'), ['mychart/Chart.yaml', 'mychart/values.yaml']));
+  const r = await readChart(Readable.from([good.subarray(0, 10), good.subarray(10)]));
+  t.true(r.ok);
 });

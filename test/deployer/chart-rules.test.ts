@@ -115,3 +115,10 @@ test('limits: entries, one file, all files; exactly at each limit passes', (t) =
   );
   t.true(CHART_LIMITS.maxInflatedBytes >= CHART_LIMITS.maxUnpackedBytes + CHART_LIMITS.maxEntries * 1024, 'every legal archive fits the inflate cap');
 });
+
+test('a .git component anywhere is refused: a chart must not carry a repository or hooks into the IaC repository', (t) => {
+  t.is(message(check([file('c/Chart.yaml'), file('c/.git/hooks/post-checkout')])), `entry "c/.git/hooks/post-checkout" has a '.git' component`);
+  t.is(message(check([file('c/Chart.yaml'), dir('c/sub/.GIT')])), `entry "c/sub/.GIT" has a '.git' component`);
+  t.is(message(check([file('.git/Chart.yaml')])), `entry ".git/Chart.yaml" has a '.git' component`);
+  t.true(check([file('c/Chart.yaml'), file('c/.gitignore'), file('c/.github/x'), file('c/x.git')]).ok);
+});

@@ -1,7 +1,7 @@
 import test from 'ava';
 import { execFileSync } from 'node:child_process';
 import { attempt } from '../../protocols/deploy/errors.js';
-import { commitMessage, deploymentIdOf, iacPath } from '../../protocols/deploy/iac.js';
+import { commitMessage, deploymentIdOf, iacPath, placeChart } from '../../protocols/deploy/iac.js';
 import { tempDir } from '../helpers/util.js';
 
 const ID = '0193a4b2-7c1d-7e2f-8a3b-4c5d6e7f8091';
@@ -77,4 +77,14 @@ test('deploymentIdOf: only in the trailer block, any key case, a UUID value, the
   t.is(deploymentIdOf(`deploy x\n\nDeployment-Id: ${ID}\nDeployment-Id: ${other}\n`), other);
   t.is(deploymentIdOf(''), null);
   t.is(deploymentIdOf('a manual commit\n\nfixes things\n'), null);
+});
+
+test('a chart lands at the iacPath without its top-level directory', (t) => {
+  const entries = [
+    { path: 'mychart', type: 'directory' },
+    { path: 'mychart/Chart.yaml', type: 'file' },
+    { path: 'mychart/templates/a.yaml', type: 'file' },
+  ];
+  t.deepEqual(placeChart('clusters/prod/shop', 'mychart', entries).map((e) => e.repoPath), ['clusters/prod/shop', 'clusters/prod/shop/Chart.yaml', 'clusters/prod/shop/templates/a.yaml']);
+  t.throws(() => placeChart('x', 'mychart', [{ path: 'mychartX/a' }]), { instanceOf: TypeError });
 });

@@ -2,6 +2,7 @@ import test from 'ava';
 import {
   applyChange,
   DEPLOYMENT_STATUSES,
+  deploymentView,
   expiredTargets,
   isTerminal,
   nextDeadline,
@@ -177,4 +178,17 @@ test('restart resumes from the stored status', (t) => {
     DEPLOYMENT_STATUSES.map((s) => resumeStep(s)),
     ['validate', 'validate', 'push', 'monitor', 'resume-monitors', 'none', 'none'],
   );
+});
+
+test('GET /api/deployments/{id} shows the spec fields: deploymentId, status, message, targets with the pinned budget', (t) => {
+  const d = queued();
+  t.deepEqual(deploymentView(d), {
+    deploymentId: ID,
+    status: 'pending',
+    message: 'queued',
+    targets: [
+      { id: 't1', clusterId: 1, clusterName: 'swarm-a', monitorTimeoutSecs: 300, status: 'pending', message: 'waiting for the push' },
+      { id: 't2', clusterId: 2, clusterName: 'swarm-b', monitorTimeoutSecs: 30, status: 'pending', message: 'waiting for the push' },
+    ],
+  });
 });
