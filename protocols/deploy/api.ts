@@ -10,7 +10,7 @@
  * Pure.
  */
 import { attempt, invalid, missing, type Result } from './errors.js';
-import { describe, objectAt, onlyKnown, own, requiredText, optionalText, idField, textValue, wholeNumber, type Body, type TextRule } from './fields.js';
+import { describe, objectAt, onlyKnown, own, requiredText, idField, textValue, wholeNumber, type Body, type TextRule } from './fields.js';
 import { branchName, branchProblem } from './git-refs.js';
 import { chartVersion } from './chart-version.js';
 import { iacPath } from './iac.js';
@@ -219,8 +219,9 @@ function jobRequest(get: (key: string) => unknown): JobRequest {
     jobId: requiredText(o, 'jobId', 'body', JOB_ID_RULE),
     jobToken: requiredText(o, 'jobToken', 'body', JOB_TOKEN_RULE),
   };
-  const environment = optionalText(o, 'environment', 'body', NAME_RULE);
-  if (environment !== undefined) out.environment = environment;
+  // absent, null and '' all mean "not given": CI scripts interpolate an optional variable (`-F environment=$ENV`)
+  const given = o['environment'];
+  if (given !== undefined && given !== null && given !== '') out.environment = textValue(given, 'environment', NAME_RULE);
   return out;
 }
 

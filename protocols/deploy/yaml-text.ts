@@ -2,14 +2,15 @@
  * YAML as the deployment service reads it (Chart.yaml and values files): one document, YAML 1.1
  * as Helm reads it (`yes`/`on` are booleans, `0755` is octal, `<<` merge keys work), with the tags
  * that have no JSON form (timestamp, binary, set, omap, pairs) read as plain strings, duplicate keys
- * refused, a size cap before parsing, a cap on flow nesting before parsing (the parser recurses per
- * level, and near the stack's end V8 aborts the process instead of throwing, so `[[[[…` is counted
- * first: brackets outside quotes and comments, at most MAX_FLOW_DEPTH deep) and an alias cap while
+ * refused, a size cap before parsing, a cap of 64 levels of nesting checked before the document
+ * is composed (composing recurses per level, and near the stack's end V8 may abort the process
+ * instead of throwing: seen with 20 000 nested '['; a quick bracket scan first, then the syntax
+ * tree, which also sees block nesting such as `- - - - x`) and an alias cap while
  * converting (a billion-laughs document stops at `maxAliasCount` alias expansions instead of filling
  * memory). A refusal names the file and the line and column. Pure.
  */
-import { parseDocument, type Document, type Tags } from 'yaml';
-import { refuse, type RefusalCode } from './errors.js';
+import { Composer, LineCounter, Parser, type CST, type Document, type Tags } from 'yaml';
+import { Refused, refuse, type RefusalCode } from './errors.js';
 
 /** Tags whose JavaScript value JSON cannot carry; without them the value stays a string. */
 const NON_JSON_TAGS = new Set(['timestamp', 'binary', 'set', 'omap', 'pairs'].map((t) => `tag:yaml.org,2002:${t}`));
@@ -36,22 +37,27 @@ export function utf8Text(bytes: Uint8Array | string, what: string, limits: YamlL
   }
 }
 
-/** Deepest flow nesting ('[' and '{') accepted; real values files stay in single digits. */
-export const MAX_FLOW_DEPTH = 64;
+/** Deepest nesting of collections (flow or block) accepted; real values files stay in single digits. */
+export const MAX_DEPTH = 64;
 
-/** The line where flow nesting first exceeds `max`, or null. Quoted strings and comments are skipped. */
-export function flowTooDeep(text: string, max = MAX_FLOW_DEPTH): number | null {
+/**
+ * The line where flow nesting ('[' and '{' outside quotes and comments) first exceeds `max`, or
+ * null: a linear scan that stops early, so `[[[[…` costs nothing. It may miss nesting that quoting
+ * hides from it; the tree check below does not.
+ */
+export function flowTooDeep(text: string, max = MAX_DEPTH): number | null {
   let depth = 0;
   let line = 1;
   for (let i = 0; i < text.length; i++) {
-    const c = text[i];
+    const c = text[i] as string;
+    const atTokenStart = i === 0 || /[\s[{,:]/.test(text[i - 1] as string);
     if (c === '\n') line++;
     else if (c === '[' || c === '{') {
       if (++depth > max) return line;
     } else if (c === ']' || c === '}') depth = Math.max(0, depth - 1);
     else if (c === '#' && (i === 0 || /\s/.test(text[i - 1] as string))) {
       while (i + 1 < text.length && text[i + 1] !== '\n') i++;
-    } else if (c === '"' || (c === "'" && (i === 0 || /[\s[{,:]/.test(text[i - 1] as string)))) {
+    } else if ((c === '"' || c === "'") && atTokenStart) {
       for (i++; i < text.length && text[i] !== c; i++) {
         if (text[i] === '\n') line++;
         else if (c === '"' && text[i] === '\\') i++;
@@ -61,31 +67,59 @@ export function flowTooDeep(text: string, max = MAX_FLOW_DEPTH): number | null {
   return null;
 }
 
+/**
+ * The offset of the first collection nested deeper than `max` in the CST, or null. yaml's lexer
+ * and parser keep their own stacks (no recursion); its composer recurses per level, so the tree
+ * is measured here, iteratively, before composing.
+ */
+function deepCollection(tokens: readonly CST.Token[], max: number): number | null {
+  const stack: [unknown, number][] = tokens.map((t) => [t, 0]);
+  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+    const [node, depth] = next;
+    if (typeof node !== 'object' || node === null) continue;
+    const t = node as { type?: string; offset?: number; value?: unknown; items?: { key?: unknown; value?: unknown }[] };
+    if (t.type === 'document') stack.push([t.value, depth]);
+    else if (t.type === 'block-map' || t.type === 'block-seq' || t.type === 'flow-collection') {
+      if (depth + 1 > max) return t.offset ?? 0;
+      for (const item of t.items ?? []) stack.push([item.key, depth + 1], [item.value, depth + 1]);
+    }
+  }
+  return null;
+}
+
 /** Parse one YAML document; syntax errors refuse with `<what> is not valid YAML: line L, column C: …`. */
 export function parseYaml(text: string, what: string, code: RefusalCode): Document.Parsed {
-  const deep = flowTooDeep(text);
-  if (deep !== null) refuse(400, code, `${what} is not valid YAML: line ${deep}: nested deeper than ${MAX_FLOW_DEPTH} levels`);
-  let doc: Document.Parsed;
+  const notYaml = (line: number, col: number | null, why: string): never =>
+    refuse(400, code, `${what} is not valid YAML: line ${line}${col === null ? '' : `, column ${col}`}: ${why}`);
+  const flowLine = flowTooDeep(text);
+  if (flowLine !== null) notYaml(flowLine, null, `nested deeper than ${MAX_DEPTH} levels`);
+  const lines = new LineCounter();
+  let doc: Document.Parsed | null = null;
   try {
-    doc = parseDocument(text, {
+    const tokens = Array.from(new Parser(lines.addNewLine).parse(text));
+    const deep = deepCollection(tokens, MAX_DEPTH);
+    if (deep !== null) notYaml(lines.linePos(deep).line, null, `nested deeper than ${MAX_DEPTH} levels`);
+    const composer = new Composer({
       version: '1.1',
       merge: true,
       uniqueKeys: true,
-      prettyErrors: true,
       customTags: (tags: Tags) => tags.filter((t) => typeof t === 'string' || !NON_JSON_TAGS.has(t.tag)),
     });
+    for (const d of composer.compose(tokens, true, text.length)) {
+      if (doc !== null) notYaml(lines.linePos(d.range[0]).line, null, `a second document; the ${what} must hold one`);
+      doc = d;
+    }
   } catch (e) {
-    // the parser recurses on nesting: a pathologically deep document ends here
+    if (e instanceof Refused) throw e;
     return refuse(400, code, `${what} could not be parsed: ${e instanceof Error ? e.message : String(e)}`);
   }
-  const err = doc.errors[0];
+  const parsed = doc as Document.Parsed;
+  const err = parsed.errors[0];
   if (err !== undefined) {
-    const pos = err.linePos?.[0];
-    const where = pos ? `line ${pos.line}, column ${pos.col}: ` : '';
-    const first = (err.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '');
-    refuse(400, code, `${what} is not valid YAML: ${where}${first}`);
+    const pos = lines.linePos(err.pos[0]);
+    notYaml(pos.line, pos.col, err.message.split('\n')[0] ?? '');
   }
-  return doc;
+  return parsed;
 }
 
 /** The document as plain JSON-able data, with the alias cap applied. */

@@ -168,8 +168,10 @@ test('chart and values body {repoUrl, jobId, jobToken, environment?}: each requi
     t.deepEqual(refused(checkJobBody({ ...body, [key]: '' })), { status: 400, code: 'INVALID_FIELD', message: `${key} must not be empty` });
     t.is(refused(checkJobBody({ ...body, [key]: 12 })).message, `${key} must be a string; got number 12`);
   }
-  t.is(refused(checkJobBody({ ...body, environment: '' })).message, 'environment must not be empty');
-  t.is(refused(checkJobBody({ ...body, environment: null })).message, 'environment must be a string; got null');
+  t.is(accepted(checkJobBody({ ...body, environment: '' })).environment, undefined, 'an empty environment is not given');
+  t.is(accepted(checkJobBody({ ...body, environment: null })).environment, undefined, 'nor is null');
+  t.is(refused(checkJobBody({ ...body, environment: 7 })).message, 'environment must be a string; got number 7');
+  t.is(refused(checkJobBody({ ...body, environment: 'a\tb' })).message, 'environment must not contain control characters');
   t.is(refused(checkJobBody({ ...body, version: '1' })).message, 'unknown field "version" (allowed: repoUrl, jobId, jobToken, environment)');
   t.is(refused(checkJobBody(JSON.parse('{"repoUrl":"https://h.example/g/app","jobId":"1","jobToken":"t","__proto__":{}}'))).message, 'unknown field "__proto__" (allowed: repoUrl, jobId, jobToken, environment)');
 });
@@ -183,6 +185,7 @@ test('POST /api/deploy form: six fields in any order, the chart part first too; 
   const v = accepted(checkDeployForm([CHART, ...FORM.slice(0, 4).reverse(), field('environment', 'prod')]));
   t.is(v.environment, 'prod');
   t.is(v.chartVersion, '1.4.0');
+  t.false('environment' in accepted(checkDeployForm([...FORM, field('environment', '')])), '-F environment= with an empty variable');
 });
 
 test('POST /api/deploy form: missing, empty, duplicate, unknown and misplaced parts refused by name', (t) => {

@@ -47,7 +47,7 @@ test('malformed YAML is 400 naming the line and column', (t) => {
   t.regex(refusal('a: 1\nb: 2\nc: d: e\n'), /^values file is not valid YAML: line 3, column \d+: Nested mappings/);
   t.regex(refusal('a: 1\na: 2\n'), /^values file is not valid YAML: line 2, column 1: Map keys must be unique/);
   t.regex(refusal('a: *nowhere\n'), /^values file is not valid YAML: .*alias.*nowhere/);
-  t.regex(refusal('a: 1\n---\nb: 2\n'), /^values file is not valid YAML: line 2, column 1: /);
+  t.is(refusal('a: 1\n---\nb: 2\n'), 'values file is not valid YAML: line 2: a second document; the values file must hold one');
   t.is(refusal(Buffer.from([0x61, 0x3a, 0x20, 0xc3, 0x28])), 'values file is not valid UTF-8');
 });
 
@@ -67,10 +67,12 @@ test('the size cap: more than 1 MiB refused before parsing', (t) => {
   t.regex(refused(attempt(() => parseValues('a: 10\n', { maxBytes: 5, maxAliasCount: 100 }))).message, /the limit is 5$/);
 });
 
-test('pathological flow nesting is refused before parsing, naming the line; quoted and commented brackets do not count', (t) => {
+test('nesting deeper than 64 levels (the top mapping included) is refused before composing, naming the line', (t) => {
   t.is(refusal(`a: 1\nb: ${'['.repeat(20000)}${']'.repeat(20000)}\n`), 'values file is not valid YAML: line 2: nested deeper than 64 levels');
   t.is(refusal(`a: ${'{x: '.repeat(65)}1${'}'.repeat(65)}\n`), 'values file is not valid YAML: line 1: nested deeper than 64 levels');
-  const ok = `a: ${'['.repeat(64)}${']'.repeat(64)}\n`;
-  t.deepEqual(Object.keys(values(ok)), ['a']);
+  t.is(refusal(`a: 1\nb:\n${'- '.repeat(20000)}x\n`), 'values file is not valid YAML: line 3: nested deeper than 64 levels', 'compact block sequences');
+  t.is(refusal(Array.from({ length: 70 }, (_, i) => `${' '.repeat(i)}k:`).join('\n')), 'values file is not valid YAML: line 65: nested deeper than 64 levels', 'indentation: the 65th mapping begins on line 65');
+  t.is(refusal(`a: x"\nb: ${'['.repeat(20000)}\n`), 'values file is not valid YAML: line 2: nested deeper than 64 levels', 'a stray quote does not hide it');
+  t.deepEqual(Object.keys(values(`a: ${'['.repeat(63)}${']'.repeat(63)}\n`)), ['a'], '64 levels are fine');
   t.deepEqual(values(`s: "${'['.repeat(100)}"\nq: '${'{'.repeat(100)}'\n# ${'['.repeat(100)}\n`), { s: '['.repeat(100), q: '{'.repeat(100) });
 });
