@@ -209,9 +209,7 @@ export interface JobRequest {
   environment?: string;
 }
 
-function jobRequest(get: (key: string) => unknown): JobRequest {
-  const o: Body = {};
-  for (const k of ['repoUrl', 'jobId', 'jobToken', 'environment']) if (get(k) !== undefined) o[k] = get(k);
+function jobRequest(o: Body): JobRequest {
   const repo = repoUrlField(o, 'repoUrl');
   const out: JobRequest = {
     repoUrl: repo.url,
@@ -220,7 +218,7 @@ function jobRequest(get: (key: string) => unknown): JobRequest {
     jobToken: requiredText(o, 'jobToken', 'body', JOB_TOKEN_RULE),
   };
   // absent, null and '' all mean "not given": CI scripts interpolate an optional variable (`-F environment=$ENV`)
-  const given = o['environment'];
+  const given = own(o, 'environment');
   if (given !== undefined && given !== null && given !== '') out.environment = textValue(given, 'environment', NAME_RULE);
   return out;
 }
@@ -230,7 +228,7 @@ export function checkJobBody(body: unknown): Result<JobRequest> {
   return attempt(() => {
     const o = objectAt(body, 'body');
     onlyKnown(o, ['repoUrl', 'jobId', 'jobToken', 'environment'], 'body');
-    return jobRequest((k) => own(o, k));
+    return jobRequest(o);
   });
 }
 
@@ -262,12 +260,10 @@ export function checkDeployForm(parts: readonly FormPart[]): Result<DeployForm> 
       }
       seen.set(p.name, p);
     }
-    const text = (k: string): unknown => {
-      const p = seen.get(k);
-      return p?.kind === 'field' ? p.value : undefined;
-    };
-    const job = jobRequest(text);
-    const version = text('version');
+    const fields: Body = {};
+    for (const p of seen.values()) if (p.kind === 'field') fields[p.name] = p.value;
+    const job = jobRequest(fields);
+    const version = own(fields, 'version');
     if (version === undefined) missing('version is required');
     if (!seen.has('chart')) missing('chart is required');
     return { ...job, version: version as string, chartVersion: chartVersion(version, 'version') };

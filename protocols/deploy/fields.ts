@@ -61,12 +61,6 @@ export function requiredText(o: Body, key: string, parent: string, rule: TextRul
   return textValue(own(o, key), joinName(parent, key), rule);
 }
 
-/** Absent gives undefined; present must be a valid text (null is refused: say nothing instead). */
-export function optionalText(o: Body, key: string, parent: string, rule: TextRule): string | undefined {
-  const v = own(o, key);
-  return v === undefined ? undefined : textValue(v, joinName(parent, key), rule);
-}
-
 /** A whole number in [min, max]: refuses strings, booleans, fractions, NaN and Infinity by name. */
 export function wholeNumber(v: unknown, name: string, min: number, max: number): number {
   if (v === undefined) missing(`${name} is required`);
