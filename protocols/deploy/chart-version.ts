@@ -11,9 +11,10 @@
  * `setChartVersion` rewrites only the text of the `version:` value in Chart.yaml, so comments,
  * key order, quoting of other keys and line endings stay as they were; a Chart.yaml without a
  * version gets a `version:` line appended. The file must be one YAML mapping with `apiVersion`
- * v1 or v2 and a `name` (Helm refuses a chart without them). Pure.
+ * v1 or v2 and a `name` of letters, digits, '.', '_', '-' (Helm refuses a chart without them; the
+ * name also becomes the top directory of the tarball `POST /api/get/chart` answers). Pure.
  */
-import { isMap, isScalar, type Pair, type Scalar } from 'yaml';
+import { isMap, isScalar, type Pair, type Scalar, type YAMLMap } from 'yaml';
 import { invalid, refuse } from './errors.js';
 import { describe, textValue } from './fields.js';
 import { parseYaml, utf8Text } from './yaml-text.js';
@@ -37,9 +38,18 @@ export function chartVersion(version: unknown, field = 'version'): string {
 /** Chart.yaml is larger than any real one at 1 MiB; aliases have no business in it. */
 const CHART_YAML_LIMITS = { maxBytes: 1024 * 1024, maxAliasCount: 0 };
 
-/** Chart.yaml's text with `version` set to `semver` (already checked by chartVersion); 400 BAD_CHART on a bad Chart.yaml. */
-export function setChartVersion(chartYaml: Uint8Array | string, semver: string): string {
-  if (!SEMVER_RE.test(semver)) throw new TypeError(`not a SemVer 2 version: ${JSON.stringify(semver)}`);
+/** Chart names as Helm accepts them: no path separators, not '.' or '..'. */
+const CHART_NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
+interface ChartYaml {
+  text: string;
+  map: YAMLMap;
+  name: string;
+  get(key: string): Pair | undefined;
+}
+
+/** Chart.yaml read and checked: one mapping with apiVersion v1 or v2 and a valid name; else 400 BAD_CHART. */
+function readChartYaml(chartYaml: Uint8Array | string): ChartYaml {
   const what = 'Chart.yaml';
   const text = utf8Text(chartYaml, what, CHART_YAML_LIMITS, 'BAD_CHART');
   const doc = parseYaml(text, what, 'BAD_CHART');
@@ -51,7 +61,22 @@ export function setChartVersion(chartYaml: Uint8Array | string, semver: string):
     refuse(400, 'BAD_CHART', 'Chart.yaml must have apiVersion v1 or v2');
   }
   const name = get('name')?.value;
-  if (!isScalar(name) || typeof name.value !== 'string' || name.value === '') refuse(400, 'BAD_CHART', 'Chart.yaml must have a name');
+  if (!isScalar(name) || typeof name.value !== 'string' || name.value === '') return refuse(400, 'BAD_CHART', 'Chart.yaml must have a name');
+  if (!CHART_NAME_RE.test(name.value) || name.value.length > 250) {
+    refuse(400, 'BAD_CHART', `Chart.yaml name must be letters, digits, '.', '_' or '-', beginning with a letter or digit; got ${describe(name.value)}`);
+  }
+  return { text, map, name: name.value, get };
+}
+
+/** The chart's name from Chart.yaml (checked as setChartVersion checks it). */
+export function chartName(chartYaml: Uint8Array | string): string {
+  return readChartYaml(chartYaml).name;
+}
+
+/** Chart.yaml's text with `version` set to `semver` (already checked by chartVersion); 400 BAD_CHART on a bad Chart.yaml. */
+export function setChartVersion(chartYaml: Uint8Array | string, semver: string): string {
+  if (!SEMVER_RE.test(semver)) throw new TypeError(`not a SemVer 2 version: ${JSON.stringify(semver)}`);
+  const { text, map, get } = readChartYaml(chartYaml);
   const pair = get('version');
   let out: string;
   if (pair === undefined) {
@@ -65,7 +90,7 @@ export function setChartVersion(chartYaml: Uint8Array | string, semver: string):
     out = text.slice(0, start) + gap + semver + text.slice(end);
   }
   // belt and braces: the edit must read back as exactly this version
-  const back = parseYaml(out, what, 'BAD_CHART').get('version');
+  const back = parseYaml(out, 'Chart.yaml', 'BAD_CHART').get('version');
   if (back !== semver) throw new Error(`Chart.yaml version rewrite read back ${JSON.stringify(back)}, expected ${semver}`);
   return out;
 }
