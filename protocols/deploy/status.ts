@@ -118,7 +118,8 @@ export interface Applied<D extends DeploymentState> {
 /**
  * A new deployment, `pending`, with every target of the environment pinned: its cluster's name and
  * its resolved monitor budget (the override, else `defaultSecs`). The target ids are the
- * environment's target ids. A target whose cluster no longer exists refuses with 409.
+ * environment's target ids. No targets, or a target whose cluster no longer exists, refuses with 409
+ * (a deployment without targets would never finish monitoring).
  */
 export function queueDeployment(
   id: string,
@@ -127,6 +128,7 @@ export function queueDeployment(
   defaultSecs: number,
 ): Result<Applied<DeploymentState>> {
   return attempt(() => {
+    if (targets.length === 0) refuse(409, 'CONFLICT', 'the environment has no cluster targets; a deployment needs at least one');
     const pinned = targets.map((t): DeploymentTarget => {
       const cluster = clusters.find((c) => c.id === t.clusterId);
       if (cluster === undefined) return refuse(409, 'CONFLICT', `target ${t.id} names cluster ${t.clusterId}, which does not exist`);

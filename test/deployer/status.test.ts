@@ -71,6 +71,7 @@ test('queueing pins each target: cluster name and the resolved monitorTimeoutSec
   t.is(r.deployment.targets[0]?.monitorTimeoutSecs, 300);
   ENV_TARGETS[0]!.monitorTimeoutSecs = null;
   t.deepEqual(refused(queueDeployment(ID, [{ ...ENV_TARGETS[0]!, clusterId: 9 }], CLUSTERS, 300)), { status: 409, code: 'CONFLICT', message: 'target t1 names cluster 9, which does not exist' });
+  t.deepEqual(refused(queueDeployment(ID, [], CLUSTERS, 300)), { status: 409, code: 'CONFLICT', message: 'the environment has no cluster targets; a deployment needs at least one' });
 });
 
 test('the happy path emits statuses in the spec order validating, pushing, (pushed), monitoring, deployed; targets before the final status', (t) => {
