@@ -10,7 +10,7 @@ export type Check<T> = (value: unknown, name: string) => { ok: true; value: T } 
 type Shape = Record<string, Check<unknown>>;
 export type ParamsOf<S extends Shape> = { [K in keyof S]: S[K] extends Check<infer T> ? T : never };
 
-function describe(v: unknown): string {
+export function describe(v: unknown): string {
   if (v === undefined) return 'nothing';
   if (v === null) return 'null';
   if (typeof v === 'string') return JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v);
