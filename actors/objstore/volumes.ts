@@ -11,7 +11,7 @@ import { ActorError } from '../../runtime/index.js';
 import { discoverVolumes, listBlockDevices, provisionDisk, smartInfo, unmountVolume, volumeCapacity } from '../volume/disks.js';
 import { volumeActorId, type VolumeArgs, type VolumeProtocol } from '../volume/messages.js';
 import type { Metadata, VolumeRecord } from './metadata.js';
-import { takesNewSlices } from '../../protocols/objstore/layout.js';
+import { takesNewSlices, whyNoNewSlices } from '../../protocols/objstore/layout.js';
 import { StoreError } from './store/context.js';
 
 const VOLUME_MODULE = new URL('../volume/actor.js', import.meta.url).href;
@@ -112,6 +112,11 @@ export class Volumes {
       if (p && takesNewSlices(rec)) out.push({ id: rec.id, bytesFree: p.bytesFree });
     }
     return out;
+  }
+
+  /** Why each registered volume takes no new slices (the 507 of a PUT names them). */
+  unwritable(): Array<{ id: number; why: string[] }> {
+    return this.records(false).map((rec) => ({ id: rec.id, why: [...(this.present.has(rec.id) ? [] : ['not present']), ...whyNoNewSlices(rec)] }));
   }
 
   async refreshCapacity(): Promise<void> {

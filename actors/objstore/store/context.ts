@@ -40,6 +40,8 @@ export interface StoreContext extends SliceContext {
   settings: StoreSettings;
   /** Volumes that take new slices now, with their free space. */
   writable(): Array<{ id: number; bytesFree: number }>;
+  /** Why each registered (not deleted) volume takes no new slices: absent, or its flags. */
+  unwritable(): Array<{ id: number; why: string[] }>;
   /** The stripe coder a new PUT is pinned to (its MD5 and parity: actors/stripe-coder). */
   stripeCoder(): ActorRef<StripeCoderProtocol>;
   /** Paths with a PUT in progress (a second PUT to one of them is refused at once). */
