@@ -45,4 +45,12 @@ test('a DELETE during a GET of the same object, 100 times: every volume stays he
   t.deepEqual(faults, [], 'no fault is left for objects that no longer exist');
   const after = await fetch(`${store.url}/race/after`, { method: 'PUT', body: body.subarray(0, 1000) });
   t.is(after.status, 201, await after.text());
+
+  // With every volume made read-only, a PUT's 507 says volumes exist and why none is writable.
+  for (const v of volumes) t.is((await fetch(`${store.url}/$/volumes/${v.id}`, { method: 'PUT', body: JSON.stringify({ isReadOnly: true }) })).status, 200);
+  const refused = await fetch(`${store.url}/race/refused`, { method: 'PUT', body: 'x' });
+  t.is(refused.status, 507);
+  const err = ((await refused.json()) as { error: { code: string; message: string } }).error;
+  t.is(err.code, 'NO_WRITABLE_VOLUMES');
+  t.regex(err.message, /^6 volumes are registered but none takes new objects \(volume \d+: read-only; /);
 });

@@ -61,7 +61,7 @@ export function conflictError(path: string, c: PathConflict): StoreError {
  */
 function noWritableVolume(ctx: StoreContext): StoreError {
   const why = ctx.unwritable();
-  if (!why.length) return new StoreError(507, 'NO_WRITABLE_VOLUMES', 'no volume is registered: provision one with POST /$/volumes');
+  if (!why.length) return new StoreError(507, 'NO_WRITABLE_VOLUMES', 'no writable volume: none is registered; provision one with POST /$/volumes');
   const each = why.map((v) => `volume ${v.id}: ${v.why.join(', ') || 'no room'}`).join('; ');
   return new StoreError(507, 'NO_WRITABLE_VOLUMES', `${why.length} volume${why.length > 1 ? 's are' : ' is'} registered but none takes new objects (${each}); see GET /$/volumes and /$/faults`);
 }
