@@ -170,6 +170,8 @@ export class Volumes {
     if (unknown.length) throw new StoreError(400, 'UNKNOWN_FIELD', `unknown field(s): ${unknown.join(', ')} (allowed: ${[...allowed].join(', ')})`);
     const { blockPath, wipe, encrypt } = body;
     if (typeof blockPath !== 'string' || !blockPath.startsWith('/dev/')) throw new StoreError(400, 'INVALID_BLOCK_PATH', 'blockPath must be a string naming a block device, like /dev/sdb');
+    // eslint-disable-next-line no-control-regex
+    if (/[\u0000-\u001f\u007f]/.test(blockPath)) throw new StoreError(400, 'INVALID_BLOCK_PATH', `blockPath must not contain control characters (NUL, newline...): got ${JSON.stringify(blockPath)}`);
     if (typeof wipe === 'boolean') throw new StoreError(400, 'INVALID_WIPE', 'wipe is a timestamp in milliseconds since the epoch (Date.now()), not a boolean');
     if (typeof wipe !== 'number' || !Number.isSafeInteger(wipe)) throw new StoreError(400, 'INVALID_WIPE', 'wipe must be an integer: the current time in milliseconds since the epoch');
     const skew = Math.abs(Date.now() - wipe);

@@ -336,6 +336,9 @@ test.serial('POST /$/volumes refuses bad requests, each with a clear error', asy
     [{ blockPath: s.devices[0], wipe: Date.now(), encrypt: true }, 501, /encryption/],
     [{ blockPath: 'sdb', wipe: Date.now() }, 400, /blockPath/],
     [{ wipe: Date.now() }, 400, /blockPath/],
+    // A NUL or another control byte in blockPath: 400 naming the field, not Node's 500 (issue 21 item 10).
+    [{ blockPath: '/dev/loop\u00000', wipe: Date.now() }, 400, /^blockPath must not contain control characters \(NUL/],
+    [{ blockPath: '/dev/sd\nb', wipe: Date.now() }, 400, /^blockPath must not contain control characters/],
     [{ blockPath: s.devices[0], wipe: Date.now(), colour: 'red' }, 400, /unknown field.*colour/],
     [{ blockPath: s.devices[0], wipe: Date.now() }, 409, /already a registered volume/],
   ];
