@@ -64,7 +64,7 @@ async function start(ctx: ActorContext<null, ObjstoreArgs>): Promise<Running> {
   const store: StoreContext = {
     meta,
     log: ctx.log,
-    settings: { ioTimeoutMs: args.ioTimeoutMs, maxObjectBytes: args.maxObjectBytes, bodyIdleTimeoutMs: args.bodyIdleTimeoutMs, maxChunkSize: args.maxChunkSize, stripesInFlight: args.stripesInFlight },
+    settings: { ioTimeoutMs: args.ioTimeoutMs, maxObjectBytes: args.maxObjectBytes, allowedOrigins: args.allowedOrigins, bodyIdleTimeoutMs: args.bodyIdleTimeoutMs, maxChunkSize: args.maxChunkSize, stripesInFlight: args.stripesInFlight },
     volume: (id) => volumes.ref(id),
     writable: () => volumes.writable(),
     unwritable: () => volumes.unwritable(),

@@ -47,7 +47,7 @@ test('a DELETE during a GET of the same object, 100 times: every volume stays he
   t.is(after.status, 201, await after.text());
 
   // With every volume made read-only, a PUT's 507 says volumes exist and why none is writable.
-  for (const v of volumes) t.is((await fetch(`${store.url}/$/volumes/${v.id}`, { method: 'PUT', body: JSON.stringify({ isReadOnly: true }) })).status, 200);
+  for (const v of volumes) t.is((await fetch(`${store.url}/$/volumes/${v.id}`, { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ isReadOnly: true }) })).status, 200);
   const refused = await fetch(`${store.url}/race/refused`, { method: 'PUT', body: 'x' });
   t.is(refused.status, 507);
   const err = ((await refused.json()) as { error: { code: string; message: string } }).error;

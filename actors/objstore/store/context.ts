@@ -31,6 +31,8 @@ export interface SliceContext {
 export interface StoreSettings extends SliceSettings {
   maxObjectBytes: number;
   bodyIdleTimeoutMs: number;
+  /** browser origins besides the store's own allowed (protocols/objstore/origin.ts) */
+  allowedOrigins: readonly string[];
   maxChunkSize: number;
   /** stripes encoded or written at once per PUT, and read ahead per GET */
   stripesInFlight: number;
