@@ -109,7 +109,8 @@ export class ObjectReader {
       const batch = batches[b];
       if (!batch) return;
       const bytes = (batch.last - batch.first + 1) * this.g.k * this.g.chunkSize;
-      const p = budget.acquire(bytes).then(() => {
+      // Batch 0 is this GET's first; the others are asked for while it still holds one.
+      const p = budget.acquire(bytes, b === 0 ? 'first' : 'ahead').then(() => {
         batch.held = bytes;
         return this.readBatch(batch);
       });
