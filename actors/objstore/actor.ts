@@ -42,7 +42,7 @@ class Running {
 /** Open the metadata and the volumes (making demo volumes if asked), clean up after a crash, listen. */
 async function start(ctx: ActorContext<null, ObjstoreArgs>): Promise<Running> {
   const args = ctx.args;
-  const meta = new Metadata(openEnvironment(args.stateDir), { healthFaultThreshold: args.healthFaultThreshold });
+  const meta = new Metadata(openEnvironment(args.stateDir), { healthFaultThreshold: args.healthFaultThreshold, log: ctx.log });
   const volumes = new Volumes({
     meta,
     log: ctx.log,
@@ -64,15 +64,18 @@ async function start(ctx: ActorContext<null, ObjstoreArgs>): Promise<Running> {
   const store: StoreContext = {
     meta,
     log: ctx.log,
-    settings: { ioTimeoutMs: args.ioTimeoutMs, maxObjectBytes: args.maxObjectBytes, bodyIdleTimeoutMs: args.bodyIdleTimeoutMs, maxChunkSize: args.maxChunkSize, stripesInFlight: args.stripesInFlight },
+    settings: { ioTimeoutMs: args.ioTimeoutMs, maxObjectBytes: args.maxObjectBytes, allowedOrigins: args.allowedOrigins, bodyIdleTimeoutMs: args.bodyIdleTimeoutMs, maxChunkSize: args.maxChunkSize, stripesInFlight: args.stripesInFlight },
     volume: (id) => volumes.ref(id),
     writable: () => volumes.writable(),
+    unwritable: () => volumes.unwritable(),
     runTask: (name, arg, transfer) => ctx.runTask(name, arg, transfer),
     stripeCoder: coders(args.stripeCoders, (id) => ctx.ref(id)),
     pendingPaths: new Set(),
     buffers: new BufferPool(),
   };
   await cleanUpIntents(store, booted.present);
+  const stale = await meta.dropStaleFaults();
+  if (stale) ctx.log.info({ dropped: stale }, 'dropped the faults of objects that no longer exist');
   const app = loadUws().App();
   const scheduler = ctx.ref<SchedulerProtocol>(SCHEDULER_ID);
   app.any('/$/*', (res, req) => handleManage(store, volumes, scheduler, res, req));

@@ -23,6 +23,8 @@ export interface ObjstoreArgs {
   ioTimeoutMs: number;
   maxObjectBytes: number;
   bodyIdleTimeoutMs: number;
+  /** browser origins besides the store's own allowed on the management API and in CORS preflights */
+  allowedOrigins: string[];
   maxChunkSize: number;
   stripesInFlight: number;
   /** stripe coders (actors/stripe-coder, one thread each) the PUTs are spread over */

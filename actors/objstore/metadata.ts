@@ -16,6 +16,7 @@
  *   meta        key        -> value (next volume id; the instance id is the file <stateDir>/instance-id)
  */
 import type { Database, RootDatabase } from 'lmdb';
+import { volumeOf } from '../../protocols/objstore/layout.js';
 import { ancestors } from '../../protocols/objstore/paths.js';
 import type { ObjectRecord } from '../../protocols/objstore/headers.js';
 
@@ -100,6 +101,11 @@ export const DEFAULT_HEALTH_FAULT_THRESHOLD = 32;
 
 export const DEFAULT_POLICY: BucketPolicy = { publicRead: false, publicWrite: false, deleteProtected: false };
 
+/** The part of a pino logger the metadata uses. */
+export interface FaultLog {
+  warn(obj: object, msg: string): void;
+}
+
 export class Metadata {
   readonly root: RootDatabase;
   readonly objects: Database<ObjectRecord, string>;
@@ -114,9 +120,12 @@ export class Metadata {
   readonly verifyRuns: Database<Record<string, unknown>, string>;
   /** A volume with this many distinct slice faults becomes read-only and unhealthy. */
   readonly healthFaultThreshold: number;
+  /** where a volume turning unhealthy is told (warn) */
+  private readonly log: FaultLog | undefined;
 
-  constructor(root: RootDatabase, opts: { healthFaultThreshold?: number } = {}) {
+  constructor(root: RootDatabase, opts: { healthFaultThreshold?: number; log?: FaultLog } = {}) {
     this.healthFaultThreshold = opts.healthFaultThreshold ?? DEFAULT_HEALTH_FAULT_THRESHOLD;
+    this.log = opts.log;
     this.root = root;
     this.objects = root.openDB({ name: 'objstore.objects' });
     this.paths = root.openDB({ name: 'objstore.paths' });
@@ -167,8 +176,37 @@ export class Metadata {
         if (n > 0) this.containers.putSync(a, n);
         else this.containers.removeSync(a);
       }
-      for (const { key } of this.faults.getRange({ start: `${rec.id}/`, end: `${rec.id}/~` })) this.faults.removeSync(key);
+      this.dropFaultsSync(rec.id);
       return true;
+    });
+  }
+
+  /**
+   * Drop the faults of an object that no longer exists (inside a transaction): each comes off
+   * its volume's count, which counts distinct faulty slices of live objects only.
+   */
+  private dropFaultsSync(objectId: string): void {
+    for (const { key, value } of this.faults.getRange({ start: `${objectId}/`, end: `${objectId}/~` })) {
+      this.faults.removeSync(key);
+      const v = this.volumes.get(value.volumeId);
+      if (v && v.faults > 0) this.volumes.putSync(v.id, { ...v, faults: v.faults - 1 });
+    }
+  }
+
+  /**
+   * At boot: drop the faults left for objects that no longer exist (a fault recorded by a read
+   * that raced the object's DELETE before this rule existed). Returns how many were dropped.
+   */
+  dropStaleFaults(): Promise<number> {
+    return this.root.transaction(() => {
+      const stale = new Set<string>();
+      for (const { value } of this.faults.getRange()) if (!this.objects.get(value.objectId)) stale.add(value.objectId);
+      let n = 0;
+      for (const id of stale) {
+        n += this.faultsOf(id).length;
+        this.dropFaultsSync(id);
+      }
+      return n;
     });
   }
 
@@ -186,11 +224,15 @@ export class Metadata {
    * Record a bad slice (a read, a verify or a scrub found it). A slice already recorded is
    * counted again on its fault, not on its volume: the volume's `faults` counts distinct faulty
    * slices, and when it reaches the health threshold the volume becomes read-only and unhealthy
-   * (reads go on; it is never evicted: the operator decides). Returns the fault's key.
+   * (reads go on; it is never evicted: the operator decides; the change is logged at warn with
+   * its reason). A slice whose object is gone (deleted) or which is no longer on that volume
+   * (moved) is not a fault: nothing is recorded, and null is returned. Else the fault's key.
    */
-  async recordFault(f: Omit<SliceFault, 'firstSeenAt' | 'lastSeenAt' | 'count' | 'repairStatus' | 'repairBlockedReason'>): Promise<string> {
+  async recordFault(f: Omit<SliceFault, 'firstSeenAt' | 'lastSeenAt' | 'count' | 'repairStatus' | 'repairBlockedReason'>): Promise<string | null> {
     const key = `${f.objectId}/${f.sliceIndex}`;
-    await this.root.transaction(() => {
+    const sickened = await this.root.transaction((): VolumeRecord | null | false => {
+      const obj = this.objects.get(f.objectId);
+      if (!obj || f.sliceIndex >= obj.k + obj.m || volumeOf(obj, f.sliceIndex) !== f.volumeId) return false;
       const now = Date.now();
       const old = this.faults.get(key);
       const blockedFor = old?.repairBlockedReason;
@@ -209,8 +251,17 @@ export class Metadata {
         const faults = v.faults + 1;
         const sick = faults >= this.healthFaultThreshold && v.isHealthy;
         this.volumes.putSync(f.volumeId, { ...v, faults, ...(sick ? { isHealthy: false, isReadOnly: true } : {}) });
+        if (sick) return { ...v, faults };
       }
+      return null;
     });
+    if (sickened === false) return null;
+    if (sickened) {
+      this.log?.warn(
+        { volumeId: sickened.id, label: sickened.label, faults: sickened.faults, threshold: this.healthFaultThreshold, lastFault: { objectId: f.objectId, sliceIndex: f.sliceIndex, code: f.code, message: f.message } },
+        `volume ${sickened.id} is now unhealthy and read-only: ${sickened.faults} distinct faulty slices of live objects reached the health threshold (${this.healthFaultThreshold}); it takes no new objects until an operator declares it healthy (PUT /$/volumes/${sickened.id})`,
+      );
+    }
     return key;
   }
 

@@ -1,5 +1,6 @@
 /** The object store as a service of the daemon: its settings and its supervision tree. */
-import { bool, int, resolve, type Values } from '../../runtime/config/settings.js';
+import { bool, int, resolve, type Setting, type Values } from '../../runtime/config/settings.js';
+import { parseAllowedOrigins } from '../../protocols/objstore/origin.js';
 import { defineService } from '../../runtime/service.js';
 import type { SupervisorSpec } from '../../runtime/index.js';
 import { DEFAULT_SCRUB_INTERVAL_DAYS } from '../../protocols/objstore/maintenance.js';
@@ -19,6 +20,15 @@ export const objstoreSettings = {
   scrubIntervalDays: int({ env: 'OBJSTORE_SCRUB_INTERVAL_DAYS', flag: 'objstore-scrub-interval-days', description: 'A full scrub of every volume runs this often (0: never)', min: 0, max: 3650, default: DEFAULT_SCRUB_INTERVAL_DAYS }),
   healthFaultThreshold: int({ env: 'OBJSTORE_HEALTH_FAULT_THRESHOLD', flag: 'objstore-health-fault-threshold', description: 'Distinct faulty slices that make a volume read-only and unhealthy', min: 1, max: 1_000_000, default: DEFAULT_HEALTH_FAULT_THRESHOLD }),
   moveGraceMs: int({ env: 'OBJSTORE_MOVE_GRACE_MS', flag: 'objstore-move-grace-ms', description: 'A relocated slice\'s old copy is deleted this long after the record points to the new one (reads in flight finish on it)', min: 0, max: 3_600_000, default: 60_000 }),
+  allowedOrigins: {
+    env: 'OBJSTORE_ALLOWED_ORIGINS',
+    flag: 'objstore-allowed-origins',
+    description: "Browser origins (scheme://host[:port], comma-separated) besides the store's own that may use the management API and get the objects' CORS preflight approved; empty by default: a page on another site must not drive an unauthenticated port 80 from the operator's browser",
+    expect: 'comma-separated origins like https://ui.example:8443',
+    default: [] as string[],
+    parse: (raw: string) => parseAllowedOrigins(raw),
+    show: (v: string[]) => v.join(',') || '(none)',
+  } satisfies Setting<string[]>,
   demoVolumeMiB: int({ env: 'OBJSTORE_DEMO_VOLUME_MIB', flag: 'demo-volume-mib', description: 'Size of each demo volume file (sparse; XFS needs at least 300 MiB)', min: 320, max: 1024 * 1024, default: 4096 }),
 };
 
@@ -60,6 +70,7 @@ export function objstoreArgs(stateDir: string, given: Partial<ObjstoreValues>, p
     ioTimeoutMs: values.ioTimeoutMs,
     bodyIdleTimeoutMs: values.bodyIdleTimeoutMs,
     maxObjectBytes: values.maxObjectBytes,
+    allowedOrigins: values.allowedOrigins,
     demoVolumes: values.demoVolumes,
     demoVolumeMiB: values.demoVolumeMiB,
     maxChunkSize: DEFAULT_CHUNK_SIZE,

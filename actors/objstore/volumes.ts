@@ -11,7 +11,7 @@ import { ActorError } from '../../runtime/index.js';
 import { discoverVolumes, listBlockDevices, provisionDisk, smartInfo, unmountVolume, volumeCapacity } from '../volume/disks.js';
 import { volumeActorId, type VolumeArgs, type VolumeProtocol } from '../volume/messages.js';
 import type { Metadata, VolumeRecord } from './metadata.js';
-import { takesNewSlices } from '../../protocols/objstore/layout.js';
+import { takesNewSlices, whyNoNewSlices } from '../../protocols/objstore/layout.js';
 import { StoreError } from './store/context.js';
 
 const VOLUME_MODULE = new URL('../volume/actor.js', import.meta.url).href;
@@ -114,6 +114,11 @@ export class Volumes {
     return out;
   }
 
+  /** Why each registered volume takes no new slices (the 507 of a PUT names them). */
+  unwritable(): Array<{ id: number; why: string[] }> {
+    return this.records(false).map((rec) => ({ id: rec.id, why: [...(this.present.has(rec.id) ? [] : ['not present']), ...whyNoNewSlices(rec)] }));
+  }
+
   async refreshCapacity(): Promise<void> {
     for (const p of this.present.values()) {
       try {
@@ -165,6 +170,8 @@ export class Volumes {
     if (unknown.length) throw new StoreError(400, 'UNKNOWN_FIELD', `unknown field(s): ${unknown.join(', ')} (allowed: ${[...allowed].join(', ')})`);
     const { blockPath, wipe, encrypt } = body;
     if (typeof blockPath !== 'string' || !blockPath.startsWith('/dev/')) throw new StoreError(400, 'INVALID_BLOCK_PATH', 'blockPath must be a string naming a block device, like /dev/sdb');
+    // eslint-disable-next-line no-control-regex
+    if (/[\u0000-\u001f\u007f]/.test(blockPath)) throw new StoreError(400, 'INVALID_BLOCK_PATH', `blockPath must not contain control characters (NUL, newline...): got ${JSON.stringify(blockPath)}`);
     if (typeof wipe === 'boolean') throw new StoreError(400, 'INVALID_WIPE', 'wipe is a timestamp in milliseconds since the epoch (Date.now()), not a boolean');
     if (typeof wipe !== 'number' || !Number.isSafeInteger(wipe)) throw new StoreError(400, 'INVALID_WIPE', 'wipe must be an integer: the current time in milliseconds since the epoch');
     const skew = Math.abs(Date.now() - wipe);

@@ -106,7 +106,7 @@ function resumeJobs(ctx: Ctx, maint: Maint): void {
  */
 async function start(ctx: Ctx): Promise<Maint> {
   const state = ctx.state;
-  const meta = new Metadata(openEnvironment(ctx.args.stateDir), { healthFaultThreshold: ctx.args.healthFaultThreshold });
+  const meta = new Metadata(openEnvironment(ctx.args.stateDir), { healthFaultThreshold: ctx.args.healthFaultThreshold, log: ctx.log });
   const fleet = new Fleet(meta, (id) => ctx.ref(id));
   // The slice side of the data path (the scheduler writes no objects), through the fleet's
   // low-priority volume refs.

@@ -57,7 +57,7 @@ try {
   const { port } = await system.ref<ObjstoreProtocol>('objstore').request({ type: 'info' });
   const url = `http://127.0.0.1:${port}`;
   for (const d of devices) {
-    const res = await fetch(`${url}/$/volumes`, { method: 'POST', body: JSON.stringify({ blockPath: d, wipe: Date.now() }) });
+    const res = await fetch(`${url}/$/volumes`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ blockPath: d, wipe: Date.now() }) });
     if (res.status !== 201) throw new Error(`provisioning ${d}: ${res.status} ${await res.text()}`);
   }
   console.log(`URL ${url} PID ${process.pid}`);

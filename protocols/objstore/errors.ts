@@ -27,6 +27,7 @@ const REASONS: ReadonlyMap<number, string> = new Map([
   [409, 'Conflict'],
   [411, 'Length Required'],
   [413, 'Content Too Large'],
+  [415, 'Unsupported Media Type'],
   [416, 'Range Not Satisfiable'],
   [422, 'Unprocessable Content'],
   [455, 'Length Mismatch'],

@@ -109,3 +109,14 @@ export interface VolumeFlags {
 export function takesNewSlices(rec: VolumeFlags): boolean {
   return rec.isEnabled && !rec.isReadOnly && rec.isHealthy && !rec.isDraining && !rec.isDeleted;
 }
+
+/** Why a volume takes no new slices (empty when it does): the flags `takesNewSlices` refuses. */
+export function whyNoNewSlices(rec: VolumeFlags & { faults?: number }): string[] {
+  const why: string[] = [];
+  if (rec.isDeleted) why.push('deleted');
+  if (!rec.isEnabled) why.push('disabled');
+  if (!rec.isHealthy) why.push(`unhealthy${rec.faults !== undefined ? ` (${rec.faults} faulty slices)` : ''}`);
+  if (rec.isReadOnly) why.push('read-only');
+  if (rec.isDraining) why.push('draining');
+  return why;
+}

@@ -55,6 +55,10 @@ export function parseTarget(rawPath: string): ObjectTarget {
   const segments: string[] = [];
   for (let n = 0; n < raw.length; n++) {
     const r = raw[n] as string;
+    // Raw bytes that are not UTF-8 reach us as U+FFFD (the server decodes the target so): two
+    // different byte paths would name one object. A raw U+FFFD is refused with them (a target
+    // is ASCII; percent-encode it: %EF%BF%BD decodes to U+FFFD and is accepted).
+    if (r.includes('\uFFFD')) return invalid(`segment ${n + 1} is not valid UTF-8 (raw bytes in a path must be UTF-8, percent-encoded)`);
     let seg: string;
     try {
       seg = decodeURIComponent(r);

@@ -42,9 +42,11 @@ export function parseRange(header: string | undefined, size: number): RangeResul
   if (m[2] === '') {
     end = size - 1;
   } else {
+    // An end at or past the object's last byte means its last byte (RFC 9110 §14.1.2), however
+    // large: digits past 2^53-1 are such an end (no object is that large).
     end = Number(m[2]);
-    if (end > Number.MAX_SAFE_INTEGER) return unsatisfiable(`range end ${show(m[2] as string)} is too large (over 2^53-1)`);
-    if (start > end) return unsatisfiable(`range start ${start} is after its end ${end}`);
+    if (end > Number.MAX_SAFE_INTEGER) end = size - 1;
+    else if (start > end) return unsatisfiable(`range start ${start} is after its end ${end}`);
   }
   if (start >= size) return unsatisfiable(`range start ${start} is at or beyond the end of the ${size}-byte object`);
   return { kind: 'partial', start, end: Math.min(end, size - 1) };

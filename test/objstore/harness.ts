@@ -67,7 +67,7 @@ export interface StoreOptions {
 
 /** The store's supervision tree as the tests run it: short timeouts, ephemeral port, loopback. */
 export function testSupervisor(stateDir: string, opts: Pick<StoreOptions, 'scheduler' | 'healthFaultThreshold'> = {}) {
-  const values = { ioTimeoutMs: 3000, bodyIdleTimeoutMs: 1500, maxObjectBytes: 1024 ** 4, healthFaultThreshold: opts.healthFaultThreshold };
+  const values = { ioTimeoutMs: 3000, bodyIdleTimeoutMs: 1500, maxObjectBytes: 1024 ** 4, healthFaultThreshold: opts.healthFaultThreshold, allowedOrigins: ['https://app.example'] };
   return objstoreSupervisor(objstoreArgs(stateDir, values, 0, '127.0.0.1'), schedulerArgs(stateDir, values, { moveGraceMs: 300, repairIntervalMs: 3_600_000, scrubIntervalDays: 0, ...opts.scheduler }));
 }
 
@@ -90,7 +90,7 @@ export async function startStore(t: Scope, opts: StoreOptions = {}): Promise<Sto
     url = `http://127.0.0.1:${info.port}`;
     if (opts.provision !== false) {
       for (const d of devices) {
-        const res = await fetch(`${url}/$/volumes`, { method: 'POST', body: JSON.stringify({ blockPath: d, wipe: Date.now() }) });
+        const res = await fetch(`${url}/$/volumes`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ blockPath: d, wipe: Date.now() }) });
         if (res.status !== 201) throw new Error(`provisioning ${d}: ${res.status} ${await res.text()}`);
       }
     }
@@ -107,7 +107,7 @@ export async function startStore(t: Scope, opts: StoreOptions = {}): Promise<Sto
     provision: async (device) => {
       const release = await startLock();
       try {
-        return await fetch(`${url}/$/volumes`, { method: 'POST', body: JSON.stringify({ blockPath: device, wipe: Date.now() }) });
+        return await fetch(`${url}/$/volumes`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ blockPath: device, wipe: Date.now() }) });
       } finally {
         release();
       }

@@ -21,7 +21,8 @@ export interface ObjectRecordView {
 }
 
 export async function api<T = Record<string, unknown>>(url: string, method = 'GET', body?: unknown): Promise<{ status: number; body: T }> {
-  const res = await fetch(url, { method, ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }) });
+  // The management API takes bodies as application/json only (issue 21 item 11).
+  const res = await fetch(url, { method, ...(body === undefined ? {} : { headers: { 'Content-Type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) }) });
   const text = await res.text();
   let parsed: unknown = text;
   try {

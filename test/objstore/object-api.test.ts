@@ -276,14 +276,14 @@ test.serial('DELETE removes the object and its slices; a delete-protected bucket
   for (const sl of info.slices) t.throws(() => statSync(sl.path));
 
   await put(s, '/locked/y', body);
-  const pol = await fetch(`${s.url}/$/buckets/locked/policy`, { method: 'PUT', body: JSON.stringify({ deleteProtected: true }) });
+  const pol = await fetch(`${s.url}/$/buckets/locked/policy`, { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ deleteProtected: true }) });
   t.is(pol.status, 200);
   const refused = await fetch(s.url + '/locked/y', { method: 'DELETE' });
   t.is(refused.status, 403);
   t.is(md5(new Uint8Array(await (await fetch(s.url + '/locked/y')).arrayBuffer())), md5(body), 'nothing touched');
   const buckets = (await (await fetch(`${s.url}/$/buckets`)).json()) as { buckets: Array<{ name: string; deleteProtected: boolean }> };
   t.true(buckets.buckets.find((b) => b.name === 'locked')!.deleteProtected);
-  t.is((await fetch(`${s.url}/$/buckets/locked/policy`, { method: 'PUT', body: JSON.stringify({ deleteProtected: 'yes' }) })).status, 400);
+  t.is((await fetch(`${s.url}/$/buckets/locked/policy`, { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ deleteProtected: 'yes' }) })).status, 400);
 });
 
 test.serial('a flipped byte in a slice file is never returned: the read rebuilds and records a fault', async (t) => {
@@ -327,7 +327,7 @@ test.serial('GET /$/status and /$/volumes describe the fleet', async (t) => {
 
 test.serial('POST /$/volumes refuses bad requests, each with a clear error', async (t) => {
   const s = t.context.store;
-  const post = (body: unknown) => fetch(`${s.url}/$/volumes`, { method: 'POST', body: JSON.stringify(body) });
+  const post = (body: unknown) => fetch(`${s.url}/$/volumes`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
   const cases: Array<[unknown, number, RegExp]> = [
     [{ blockPath: s.devices[0], wipe: true }, 400, /not a boolean/],
     [{ blockPath: s.devices[0], wipe: Date.now() - 60_000 }, 400, /within 10000 ms/],
@@ -336,6 +336,9 @@ test.serial('POST /$/volumes refuses bad requests, each with a clear error', asy
     [{ blockPath: s.devices[0], wipe: Date.now(), encrypt: true }, 501, /encryption/],
     [{ blockPath: 'sdb', wipe: Date.now() }, 400, /blockPath/],
     [{ wipe: Date.now() }, 400, /blockPath/],
+    // A NUL or another control byte in blockPath: 400 naming the field, not Node's 500 (issue 21 item 10).
+    [{ blockPath: '/dev/loop\u00000', wipe: Date.now() }, 400, /^blockPath must not contain control characters \(NUL/],
+    [{ blockPath: '/dev/sd\nb', wipe: Date.now() }, 400, /^blockPath must not contain control characters/],
     [{ blockPath: s.devices[0], wipe: Date.now(), colour: 'red' }, 400, /unknown field.*colour/],
     [{ blockPath: s.devices[0], wipe: Date.now() }, 409, /already a registered volume/],
   ];
@@ -344,7 +347,38 @@ test.serial('POST /$/volumes refuses bad requests, each with a clear error', asy
     t.is(res.status, status, JSON.stringify(body));
     t.regex(((await res.json()) as { error: { message: string } }).error.message, msg);
   }
-  const bad = await fetch(`${s.url}/$/volumes`, { method: 'POST', body: '{not json' });
+  const bad = await fetch(`${s.url}/$/volumes`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{not json' });
   t.is(bad.status, 400);
   t.is((await fetch(`${s.url}/$/nope`)).status, 404);
+});
+
+test.serial('a web page on another site cannot drive the management API; preflights approve allowed origins only (issue 21 item 11)', async (t) => {
+  const s = t.context.store;
+  const json = { 'Content-Type': 'application/json' };
+  const before = await (await fetch(`${s.url}/$/volumes`)).text();
+  const freezeBefore = await (await fetch(`${s.url}/$/maintenance-freeze`)).json();
+  // What a page may send without a preflight: a text/plain or form POST (no Origin: still refused by type).
+  for (const type of ['text/plain;charset=UTF-8', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x']) {
+    const res = await fetch(`${s.url}/$/volumes`, { method: 'POST', headers: { 'Content-Type': type }, body: JSON.stringify({ blockPath: s.devices[0], wipe: Date.now() }) });
+    t.is(res.status, 415, type);
+    t.like(((await res.json()) as { error: object }).error, { code: 'UNSUPPORTED_MEDIA_TYPE' });
+  }
+  // Another site's Origin: refused whatever the type, reads included.
+  for (const [method, path, body] of [['PUT', '/$/maintenance-freeze', { frozen: true }], ['POST', '/$/volumes', { blockPath: s.devices[0], wipe: Date.now() }], ['GET', '/$/status', undefined]] as const) {
+    const res = await fetch(`${s.url}${path}`, { method, headers: { ...json, Origin: 'https://evil.example' }, ...(body ? { body: JSON.stringify(body) } : {}) });
+    t.is(res.status, 403, `${method} ${path}`);
+    t.like(((await res.json()) as { error: object }).error, { code: 'ORIGIN_NOT_ALLOWED' });
+  }
+  t.is(await (await fetch(`${s.url}/$/volumes`)).text(), before, 'no volume was provisioned');
+  t.deepEqual(await (await fetch(`${s.url}/$/maintenance-freeze`)).json(), freezeBefore, 'the freeze did not change');
+  // The store's own origin (its UI) and an allow-listed one pass.
+  for (const origin of [s.url, 'https://app.example']) t.is((await fetch(`${s.url}/$/status`, { headers: { Origin: origin } })).status, 200, origin);
+  // The objects' preflight: CORS headers for an allowed origin only.
+  await put(s, '/opt/cors', randomBytes(3));
+  const evil = await fetch(s.url + '/opt/cors', { method: 'OPTIONS', headers: { Origin: 'https://evil.example', 'Access-Control-Request-Method': 'DELETE' } });
+  t.is(evil.status, 204);
+  t.is(evil.headers.get('access-control-allow-origin'), null);
+  t.is(evil.headers.get('access-control-allow-methods'), null);
+  const own = await fetch(s.url + '/opt/cors', { method: 'OPTIONS', headers: { Origin: s.url, 'Access-Control-Request-Method': 'DELETE' } });
+  t.is(own.headers.get('access-control-allow-origin'), s.url);
 });

@@ -47,3 +47,27 @@ test('bad sizes are RangeErrors; releasing more than held does not go below zero
   b.release(5);
   t.is(b.inUse, 0);
 });
+
+test('read-ahead never takes the reserve, and a first batch is served before any read-ahead (issue 21 item 4)', async (t) => {
+  const b = new ReadBudget(100, 25);
+  // Slow readers: each holds a batch and asks for its next one.
+  await b.acquire(30, 'first');
+  await b.acquire(30, 'first');
+  await b.acquire(15, 'ahead');
+  t.is(b.inUse, 75, 'read-ahead up to limit - reserve');
+  const ahead = b.acquire(10, 'ahead');
+  t.false(await settled(ahead), 'read-ahead may not take the reserve');
+  // Another client's GET: its first batch uses the reserve at once, past the waiting read-ahead.
+  const first = b.acquire(20, 'first');
+  t.true(await settled(first), 'a first batch is granted from the reserve');
+  t.is(b.inUse, 95);
+  const second = b.acquire(10, 'first');
+  t.false(await settled(second), 'over the limit: waits');
+  b.release(30);
+  t.true(await settled(second), 'the first batch goes before the read-ahead that waited longer');
+  t.false(await settled(ahead), '75 held: read-ahead still may not go past 75');
+  b.release(20);
+  t.true(await settled(ahead));
+  t.is(b.inUse, 65);
+  t.throws(() => new ReadBudget(100, 100), { instanceOf: RangeError });
+});

@@ -26,7 +26,7 @@ test('verify-file: light and full, a rewritten parity chunk, a rotten data chunk
   const info = (await (await fetch(`${store.url}/$/fileinfo/v/x`)).json()) as Info;
   const id = info.object.id;
   const verify = async (mode?: string) => {
-    const res = await fetch(`${store.url}/$/verify-file/${id}`, { method: 'POST', body: mode === undefined ? '' : JSON.stringify({ mode }) });
+    const res = await fetch(`${store.url}/$/verify-file/${id}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: mode === undefined ? '' : JSON.stringify({ mode }) });
     return { status: res.status, body: (await res.json()) as Record<string, any> };
   };
 
@@ -88,7 +88,7 @@ test('verify-file refuses bad input', async (t) => {
     ['nope', '', 400, /not an object id/],
   ];
   for (const [target, body, status, re] of cases) {
-    const res = await fetch(`${store.url}/$/verify-file/${target}`, { method: 'POST', body });
+    const res = await fetch(`${store.url}/$/verify-file/${target}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
     t.is(res.status, status, `${target} ${body}`);
     t.regex(((await res.json()) as { error: { message: string } }).error.message, re);
   }

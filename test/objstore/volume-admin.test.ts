@@ -12,7 +12,7 @@ import { withLoopDevices } from '../helpers/loop.js';
 import { startStore } from './harness.js';
 
 const json = (url: string, method: string, body?: unknown) =>
-  fetch(url, { method, body: body === undefined ? undefined : JSON.stringify(body) }).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, any> }));
+  fetch(url, { method, ...(body === undefined ? {} : { headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) }) }).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, any> }));
 
 test('PUT /$/volumes/{id} sets flags, label and comment, and refuses bad input naming it', async (t) => {
   const store = await startStore(t, { volumes: 6, sizeMiB: 320 });

@@ -14,6 +14,7 @@ import type { Volumes } from '../volumes.js';
 import { bucketRoutes } from './buckets.js';
 import { maintenanceRoutes } from './maintenance.js';
 import { objectAdminRoutes } from './objects-admin.js';
+import { managementRefusal } from '../../../protocols/objstore/origin.js';
 import { reply, sendError, sendFailure } from './respond.js';
 import { notBuilt, type ManageCall } from './route.js';
 import { statusRoutes } from './status.js';
@@ -45,6 +46,19 @@ export function handleManage(ctx: StoreContext, volumes: Volumes, scheduler: Act
   const method = req.getMethod().toUpperCase();
   const url = req.getUrl();
   const r = reply(res);
+  const length = req.getHeader('content-length');
+  const refused = managementRefusal(
+    {
+      method,
+      origin: req.getHeader('origin') || undefined,
+      host: req.getHeader('host') || undefined,
+      contentType: req.getHeader('content-type') || undefined,
+      hasBody: (length !== '' && length !== '0') || req.getHeader('transfer-encoding') !== '',
+    },
+    ctx.settings?.allowedOrigins ?? [],
+  );
+  // Answered at once; the server discards the (small) body that may follow.
+  if (refused) return sendError(r, refused.status, refused.code, refused.message);
   const m = router.match(method, url);
   if (m.kind === 'not-found') return sendError(r, 404, 'NO_SUCH_ENDPOINT', `no management endpoint ${method} ${url}`);
   if (m.kind === 'method-not-allowed') {

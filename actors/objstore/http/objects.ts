@@ -4,6 +4,7 @@
 import { routeFor, Router } from '../../../runtime/http/router.js';
 import type { HttpRequest, HttpResponse } from '../../../runtime/http/uws.js';
 import { ALLOWED_METHODS, contentDisposition, corsHeaders, objectHeaders, type ObjectRecord } from '../../../protocols/objstore/headers.js';
+import { originAllowed } from '../../../protocols/objstore/origin.js';
 import { parseTarget } from '../../../protocols/objstore/paths.js';
 import { contentRange, parseRange, unsatisfiedRange } from '../../../protocols/objstore/range.js';
 import type { StoreContext } from '../store/context.js';
@@ -61,8 +62,11 @@ const router = new Router<ObjectCall, void>([
   }),
   route('OPTIONS', '/*', ({ ctx, r, req, url }) => {
     const origin = req.getHeader('origin') || undefined;
+    const host = req.getHeader('host') || undefined;
     const rec = lookup(r, ctx, url);
-    if (rec) send(r, 204, '', [['Allow', ALLOWED_METHODS], ...corsHeaders(origin)]);
+    // The preflight approves only allowed origins: for another, no CORS headers (the browser
+    // then refuses the request it was asking about).
+    if (rec) send(r, 204, '', [['Allow', ALLOWED_METHODS], ...(originAllowed(origin, host, ctx.settings.allowedOrigins) ? corsHeaders(origin) : [])]);
   }),
   route('POST', '/*', ({ r }) => sendError(r, 400, 'POST_NOT_SUPPORTED', 'POST is not supported on object paths: store an object with PUT')),
 ]);

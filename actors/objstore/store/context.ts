@@ -31,6 +31,8 @@ export interface SliceContext {
 export interface StoreSettings extends SliceSettings {
   maxObjectBytes: number;
   bodyIdleTimeoutMs: number;
+  /** browser origins besides the store's own allowed (protocols/objstore/origin.ts) */
+  allowedOrigins: readonly string[];
   maxChunkSize: number;
   /** stripes encoded or written at once per PUT, and read ahead per GET */
   stripesInFlight: number;
@@ -40,6 +42,8 @@ export interface StoreContext extends SliceContext {
   settings: StoreSettings;
   /** Volumes that take new slices now, with their free space. */
   writable(): Array<{ id: number; bytesFree: number }>;
+  /** Why each registered (not deleted) volume takes no new slices: absent, or its flags. */
+  unwritable(): Array<{ id: number; why: string[] }>;
   /** The stripe coder a new PUT is pinned to (its MD5 and parity: actors/stripe-coder). */
   stripeCoder(): ActorRef<StripeCoderProtocol>;
   /** Paths with a PUT in progress (a second PUT to one of them is refused at once). */

@@ -109,7 +109,8 @@ export class ObjectReader {
       const batch = batches[b];
       if (!batch) return;
       const bytes = (batch.last - batch.first + 1) * this.g.k * this.g.chunkSize;
-      const p = budget.acquire(bytes).then(() => {
+      // Batch 0 is this GET's first; the others are asked for while it still holds one.
+      const p = budget.acquire(bytes, b === 0 ? 'first' : 'ahead').then(() => {
         batch.held = bytes;
         return this.readBatch(batch);
       });
@@ -177,16 +178,18 @@ export class ObjectReader {
     return readSliceChunks(this.ctx, this.rec, this.g, index, batch.first, batch.last, batch.buffers);
   }
 
-  /** A slice could not be read: remember it, record the fault, return null. */
+  /** A slice could not be read: remember it, record the fault, return null (throws if the object is gone). */
   private failed(index: number, err: unknown): null {
     const code = errorCode(err);
     const message = (err as Error).message ?? String(err);
     if (!this.bad.has(index)) {
       this.bad.add(index);
       const volumeId = volumeOf(this.rec, index);
-      // A slice relocated (drain, rebalance, repair) since this read began: not a fault.
+      // A slice gone because its object was deleted, or relocated (drain, rebalance, repair)
+      // since this read began: not a fault (recordFault checks again, in its transaction).
       const now = this.ctx.meta.objects.get(this.rec.id);
-      if (now && volumeOf(now, index) !== volumeId) return null;
+      if (!now) throw new StoreError(404, 'NO_SUCH_OBJECT', `object ${this.rec.id} was deleted while it was being read`);
+      if (volumeOf(now, index) !== volumeId) return null;
       this.ctx.log.warn({ objectId: this.rec.id, sliceIndex: index, volumeId, code, err: message }, 'bad slice found by a read; reconstructing');
       void this.ctx.meta.recordFault({ objectId: this.rec.id, sliceIndex: index, volumeId, code, message }).catch(() => undefined);
     }

@@ -55,6 +55,17 @@ export function conflictError(path: string, c: PathConflict): StoreError {
   }
 }
 
+/**
+ * The 507 of a PUT when no volume takes new slices: "no volume at all" (provision one) is told
+ * apart from "volumes exist, none writable", which names each volume and why.
+ */
+function noWritableVolume(ctx: StoreContext): StoreError {
+  const why = ctx.unwritable();
+  if (!why.length) return new StoreError(507, 'NO_WRITABLE_VOLUMES', 'no writable volume: none is registered; provision one with POST /$/volumes');
+  const each = why.map((v) => `volume ${v.id}: ${v.why.join(', ') || 'no room'}`).join('; ');
+  return new StoreError(507, 'NO_WRITABLE_VOLUMES', `${why.length} volume${why.length > 1 ? 's are' : ' is'} registered but none takes new objects (${each}); see GET /$/volumes and /$/faults`);
+}
+
 export class ObjectWriter {
   readonly id: string;
   /** The object's stripes: k, m, chunk size (protocols/objstore/stripes.ts). */
@@ -98,7 +109,7 @@ export class ObjectWriter {
     if (c) throw conflictError(req.path, c);
     if (ctx.pendingPaths.has(req.path)) throw new StoreError(409, 'PATH_BUSY', `another PUT to ${req.path} is in progress`);
     const writable = ctx.writable();
-    if (!writable.length) throw new StoreError(507, 'NO_WRITABLE_VOLUMES', 'no writable volume: provision one with POST /$/volumes');
+    if (!writable.length) throw noWritableVolume(ctx);
     // The layout follows the volumes that have room for a slice: a full volume narrows the
     // layout instead of refusing every PUT.
     let n = writable.length;

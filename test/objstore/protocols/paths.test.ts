@@ -209,3 +209,10 @@ test('every bucket parseTarget accepts is a valid bucket name', (t) => {
     t.true(isValidBucketName(p.bucket), p.bucket);
   }
 });
+
+test('a raw U+FFFD (what a server makes of bytes that are not UTF-8) is invalid; percent-encoded it is a character (issue 21 item 9)', (t) => {
+  const r = parseTarget('/b/a\uFFFDb');
+  t.is(r.kind, 'invalid');
+  t.regex((r as { reason: string }).reason, /segment 2 is not valid UTF-8/);
+  t.like(parseTarget('/b/a%EF%BF%BDb'), { kind: 'path', path: '/b/a\uFFFDb' });
+});
