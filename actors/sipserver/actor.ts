@@ -33,7 +33,7 @@ export default defineActor<SipServerProtocol, { acceptingNew: boolean }, SipServ
   persist: 'after-handler',
   async open(ctx) {
     const a = ctx.args;
-    const log = ctx.log.child({ ns: 'sipserver' });
+    const log = ctx.log;
     const core = new SipCore(a, log, (gateway, event) => ctx.ref<GatewayProtocol>(gateway).send(event), (fn, ms) => ctx.setTimeout(fn, ms));
     core.acceptingNew = ctx.state.acceptingNew;
     const transport = await Transport.open(

@@ -114,7 +114,7 @@ export class SipCore {
   onMessage(bytes: Buffer, source: SipSource): void {
     const parsed = sip.parseMessage(bytes, { maxBytes: this.a.maxMessageBytes, stream: source.protocol === 'tcp' });
     if (!parsed.ok) {
-      this.malformed(parsed, source);
+      this.malformed(parsed, bytes, source);
       return;
     }
     const msg = parsed.message;
@@ -133,20 +133,33 @@ export class SipCore {
     this.arm();
   }
 
+  /** A TCP stream that cannot be framed: answer 400 (513 when oversize) if the head can be read. */
   onFramingError(bytes: Buffer, source: SipSource, reason: string): void {
-    const parsed = sip.parseMessage(bytes, { maxBytes: this.a.maxMessageBytes + 1 });
-    const partial = parsed.ok ? { kind: parsed.message.kind, method: parsed.message.kind === 'request' ? parsed.message.method : undefined, via: [], from: undefined, to: undefined } : parsed.partial;
-    this.malformed({ ok: false, status: reason.includes('exceeds') ? 513 : 400, reason, partial: partial as sip.PartialMessage }, source);
+    this.refuseUnreadable(bytes, source, reason.includes('exceeds') ? 513 : 400, reason);
   }
 
-  private malformed(p: Extract<sip.ParseResult, { ok: false }>, source: SipSource): void {
-    const reply = sip.rawErrorResponse(p.partial, p.status, p.reason, sip.newTag(randomBytes(8)));
-    malformedTotal.inc({ transport: source.protocol, outcome: reply ? `answered ${p.status}` : 'dropped' });
-    this.log.info({ source, status: p.status, reason: p.reason, answered: reply !== undefined }, 'malformed SIP message');
+  private malformed(p: Extract<sip.ParseResult, { ok: false }>, bytes: Buffer, source: SipSource): void {
+    // Over the size limit the parser reads nothing; a datagram is at most 64 KiB, so reading
+    // its head for the 513 stays bounded.
+    if (p.status === 513 && source.protocol === 'udp') return this.refuseUnreadable(bytes, source, 513, p.reason);
+    this.sendRaw(sip.rawErrorResponse(p.partial, p.status, p.reason, sip.newTag(randomBytes(8))), p.status, p.reason, source);
+  }
+
+  private refuseUnreadable(bytes: Buffer, source: SipSource, status: number, reason: string): void {
+    const again = sip.parseMessage(bytes, { maxBytes: Math.max(bytes.length, 1) });
+    const tag = sip.newTag(randomBytes(8));
+    if (!again.ok) return this.sendRaw(sip.rawErrorResponse(again.partial, status, reason, tag), status, reason, source);
+    const m = again.message;
+    const reply = m.kind === 'request' && m.method !== 'ACK' ? sip.serializeMessage(sip.createResponse(m, status, { toTag: tag, reason: oneLine(reason) })) : undefined;
+    this.sendRaw(reply, status, reason, source);
+  }
+
+  private sendRaw(reply: Buffer | undefined, status: number, reason: string, source: SipSource): void {
+    malformedTotal.inc({ transport: source.protocol, outcome: reply ? `answered ${status}` : 'dropped' });
+    this.log.info({ source, status, reason, answered: reply !== undefined }, 'malformed SIP message');
     if (!reply) return;
-    responsesTotal.inc({ status: String(p.status) });
-    if (source.protocol === 'tcp') this.transport.sendTcp(reply, source.address, source.port);
-    else this.transport.sendUdp(reply, source.address, source.port);
+    responsesTotal.inc({ status: String(status) });
+    this.sendTo(reply, source);
   }
 
   /** §18.2.1 received, RFC 3581 rport. */
@@ -504,6 +517,10 @@ export class SipCore {
     for (const c of this.clients.values()) c.reject(new CoreError('TIMEOUT', 'SIP server stopping'));
     this.clients.clear();
   }
+}
+
+function oneLine(s: string): string {
+  return s.replace(/[\r\n]+/g, ' ');
 }
 
 function checkHeaders(headers: SipHeader[]): SipHeader[] {

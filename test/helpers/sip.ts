@@ -135,13 +135,16 @@ export function scenario(t: ExecutionContext, name: string, vars: Record<string,
   return file;
 }
 
-/** Send raw bytes over UDP and collect what comes back within `ms`. */
-export async function udpExchange(port: number, bytes: Buffer | string, ms = 500): Promise<string[]> {
+/** Send raw bytes over UDP (`times` times, 50 ms apart, from one socket) and collect what comes back within `ms`. */
+export async function udpExchange(port: number, bytes: Buffer | string, ms = 500, times = 1): Promise<string[]> {
   const s = dgram.createSocket('udp4');
   const got: string[] = [];
   s.on('message', (m) => got.push(m.toString('latin1')));
   await new Promise<void>((r) => s.bind(0, '127.0.0.1', r));
-  s.send(typeof bytes === 'string' ? Buffer.from(bytes, 'latin1') : bytes, port, '127.0.0.1');
+  for (let i = 0; i < times; i++) {
+    if (i > 0) await new Promise((r) => setTimeout(r, 50));
+    s.send(typeof bytes === 'string' ? Buffer.from(bytes, 'latin1') : bytes, port, '127.0.0.1');
+  }
   await new Promise((r) => setTimeout(r, ms));
   s.close();
   return got;

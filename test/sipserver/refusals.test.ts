@@ -1,0 +1,167 @@
+/**
+ * The SIP server's refusals and the route handler's answers, with raw UDP/TCP peers (to send
+ * exactly the bad bytes) and sipp (483, 420): each gets its status, malformed input is
+ * answered 400 or dropped, and the server keeps serving.
+ */
+import test from 'ava';
+import { scenario, sipp, startSip, tcpExchange, udpExchange } from '../helpers/sip.js';
+
+let seq = 0;
+/** A request as a peer would send it; `over` replaces or removes (null) header lines. */
+function request(method: string, port: number, over: Record<string, string | null> = {}, body = ''): string {
+  const n = ++seq;
+  const headers: Record<string, string | null> = {
+    Via: `SIP/2.0/UDP 127.0.0.1:9;branch=z9hG4bK-test-${n}-${Date.now()};rport`,
+    From: `<sip:peer@127.0.0.1>;tag=f${n}`,
+    To: `<sip:alice@127.0.0.1:${port}>`,
+    'Call-ID': `call-${n}-${Date.now()}@test`,
+    CSeq: `1 ${method}`,
+    'Max-Forwards': '70',
+    Contact: '<sip:peer@127.0.0.1:9>',
+    ...over,
+  };
+  const lines = Object.entries(headers).filter(([, v]) => v !== null).map(([k, v]) => `${k}: ${v}`);
+  return [`${method} sip:alice@127.0.0.1:${port} SIP/2.0`, ...lines, `Content-Length: ${Buffer.byteLength(body, 'latin1')}`, '', body].join('\r\n');
+}
+
+const statusOf = (msg: string | undefined) => (msg ? Number(/^SIP\/2\.0 (\d{3})/.exec(msg)?.[1]) : undefined);
+const finals = (got: string[]) => got.filter((m) => !/^SIP\/2\.0 1\d\d/.test(m));
+const header = (msg: string | undefined, name: string) => (msg ? new RegExp(`^${name}: (.*)$`, 'mi').exec(msg)?.[1] : undefined);
+
+test('sipp: Max-Forwards 0 → 483, an unknown Require → 420 with Unsupported (UDP and TCP)', async (t) => {
+  const h = await startSip(t);
+  for (const transport of ['u1', 't1']) {
+    const hops = await sipp(t, h.port, ['-sf', scenario(t, 'invite-refused.xml.tmpl', { STATUS: '483', MAXFWD: '0', EXTRA: 'Subject: hops' }), '-t', transport, '-m', '1', '-s', 'alice']);
+    t.is(hops.code, 0, hops.stdout + hops.errors);
+    const ext = await sipp(t, h.port, ['-sf', scenario(t, 'invite-refused.xml.tmpl', { STATUS: '420', MAXFWD: '70', EXTRA: 'Require: teleportation' }), '-t', transport, '-m', '1', '-s', 'alice']);
+    t.is(ext.code, 0, ext.stdout + ext.errors);
+  }
+  t.is(h.routes.queries.length, 0, 'refused requests never reach the route handler');
+  const got = finals(await udpExchange(h.port, request('INVITE', h.port, { Require: 'teleportation, 100rel' })));
+  t.is(header(got[0], 'Unsupported'), 'teleportation, 100rel');
+});
+
+test('method refusals: REGISTER 405 and an unknown method 501, both with Allow; out-of-dialog BYE and a BYE of no dialog 481', async (t) => {
+  const h = await startSip(t);
+  const reg = finals(await udpExchange(h.port, request('REGISTER', h.port)));
+  t.is(statusOf(reg[0]), 405);
+  t.regex(header(reg[0], 'Allow') ?? '', /INVITE, ACK, BYE, CANCEL, OPTIONS/);
+  const unknown = finals(await udpExchange(h.port, request('FROBNICATE', h.port)));
+  t.is(statusOf(unknown[0]), 501);
+  t.truthy(header(unknown[0], 'Allow'));
+  t.is(statusOf(finals(await udpExchange(h.port, request('BYE', h.port)))[0]), 481);
+  const inDialog = finals(await udpExchange(h.port, request('BYE', h.port, { To: `<sip:alice@127.0.0.1:${h.port}>;tag=nosuchdialog` })));
+  t.is(statusOf(inDialog[0]), 481);
+  t.is(h.routes.queries.length, 0);
+});
+
+test('415 for a body that is not SDP, 482 for a merged request, 513 over the size limit', async (t) => {
+  const h = await startSip(t, { maxMessageBytes: 2048 });
+  const text = finals(await udpExchange(h.port, request('INVITE', h.port, { 'Content-Type': 'text/plain' }, 'hello')));
+  t.is(statusOf(text[0]), 415);
+  t.is(header(text[0], 'Accept'), 'application/sdp');
+  // Two INVITEs, same Call-ID, From tag and CSeq, different branches: the second is merged.
+  h.routes.answer = () => ({ body: JSON.stringify({ action: 'route', data: { tag: 'gw1' } }), delayMs: 800 });
+  const first = request('INVITE', h.port, { To: '<sip:silent@127.0.0.1>' });
+  const second = first.replace(/branch=[^;\r\n]+/, 'branch=z9hG4bK-other-path');
+  const [, merged] = await Promise.all([udpExchange(h.port, first, 300), new Promise<string[]>((r) => setTimeout(() => void udpExchange(h.port, second, 300).then(r), 50))]);
+  t.is(statusOf(finals(merged)[0]), 482);
+  const big = finals(await udpExchange(h.port, request('OPTIONS', h.port, { Subject: 'x'.repeat(3000) })));
+  t.is(statusOf(big[0]), 513);
+});
+
+test('malformed messages over UDP and TCP: 400 when a response can be built, dropped otherwise; the server keeps serving', async (t) => {
+  const h = await startSip(t);
+  // Missing CSeq number: a 400 can be built from Via/From/To/Call-ID... CSeq is missing, so dropped.
+  const noCseq = await udpExchange(h.port, request('OPTIONS', h.port, { CSeq: null }));
+  t.deepEqual(noCseq, [], 'no CSeq to copy: dropped');
+  const badCseq = await udpExchange(h.port, request('OPTIONS', h.port, { CSeq: 'one OPTIONS' }));
+  t.is(statusOf(badCseq[0]), 400);
+  t.regex(badCseq[0]!, /^SIP\/2\.0 400 .*CSeq/);
+  t.deepEqual(await udpExchange(h.port, 'this is not SIP at all\r\n\r\n'), []);
+  t.deepEqual(await udpExchange(h.port, Buffer.from([0xff, 0x00, 0x13, 0x37])), []);
+  t.deepEqual(await udpExchange(h.port, 'SIP/2.0 200 OK\r\nVia: SIP/2.0/UDP 127.0.0.1:9;branch=z9hG4bKstray\r\n\r\n'), [], 'a malformed response is dropped');
+  const version = await udpExchange(h.port, request('OPTIONS', h.port).replace('SIP/2.0\r\n', 'SIP/7.0\r\n'));
+  t.is(statusOf(version[0]), 505);
+  // TCP: a framing error (no Content-Length) gets 400 and the connection is closed.
+  const noLength = request('OPTIONS', h.port, { Via: 'SIP/2.0/TCP 127.0.0.1:9;branch=z9hG4bK-tcp-nolen' }).replace(/Content-Length: 0\r\n/, '');
+  const framed = await tcpExchange(h.port, noLength);
+  t.is(statusOf(framed.data), 400);
+  t.true(framed.closed);
+  const garbage = await tcpExchange(h.port, 'GARBAGE\r\nContent-Length: 0\r\n\r\n');
+  t.is(garbage.data, '');
+  // Two good OPTIONS in one TCP segment are framed apart and both answered.
+  const two = await tcpExchange(h.port, request('OPTIONS', h.port, { Via: 'SIP/2.0/TCP 127.0.0.1:9;branch=z9hG4bK-tcp-a' }) + request('OPTIONS', h.port, { Via: 'SIP/2.0/TCP 127.0.0.1:9;branch=z9hG4bK-tcp-b' }));
+  t.is(two.data.match(/^SIP\/2\.0 200 OK/gm)?.length, 2);
+  // Still serving.
+  const ok = await udpExchange(h.port, request('OPTIONS', h.port));
+  t.is(statusOf(ok[0]), 200);
+  t.truthy(header(ok[0], 'Supported') !== undefined);
+  t.regex(header(ok[0], 'Via') ?? '', /received=127\.0\.0\.1;rport=\d+|rport=\d+;received=127\.0\.0\.1/);
+});
+
+test('route handler answers: redirect 302 with Contact, proxy 501, non-JSON 500, malformed 500, unreachable 503, slow 503 (Retry-After)', async (t) => {
+  const h = await startSip(t, { routeTimeoutMs: 300, retryAfter: 7 });
+  const invite = async () => finals(await udpExchange(h.port, request('INVITE', h.port), 1200))[0];
+  h.routes.answer = () => ({ body: JSON.stringify({ action: 'redirect', data: { contact: 'sip:elsewhere@127.0.0.2' } }) });
+  const moved = await invite();
+  t.is(statusOf(moved), 302);
+  t.is(header(moved, 'Contact'), '<sip:elsewhere@127.0.0.2>');
+  h.routes.answer = () => ({ body: JSON.stringify({ action: 'proxy', data: { destination: 'sip:127.0.0.2' } }) });
+  t.is(statusOf(await invite()), 501);
+  h.routes.answer = () => ({ body: '<html>oops</html>' });
+  t.is(statusOf(await invite()), 500);
+  h.routes.answer = () => ({ body: JSON.stringify({ action: 'reject', data: { status: 99 } }) });
+  t.is(statusOf(await invite()), 500);
+  h.routes.answer = () => ({ body: JSON.stringify({ action: 'teleport', data: {} }) });
+  t.is(statusOf(await invite()), 500);
+  h.routes.answer = () => ({ status: 502, body: 'bad gateway' });
+  const down = await invite();
+  t.is(statusOf(down), 503);
+  t.is(header(down, 'Retry-After'), '7');
+  h.routes.answer = () => ({ body: JSON.stringify({ action: 'route', data: { tag: 'gw1' } }), delayMs: 700 });
+  const slow = await invite();
+  t.is(statusOf(slow), 503);
+  t.is(header(slow, 'Retry-After'), '7');
+});
+
+test('an unreachable route handler: 503 + Retry-After; draining: new INVITE 503, OPTIONS 503', async (t) => {
+  const h = await startSip(t, { routeUrl: 'http://127.0.0.1:1/sipserver/route' });
+  const got = finals(await udpExchange(h.port, request('INVITE', h.port), 1000));
+  t.is(statusOf(got[0]), 503);
+  t.is(header(got[0], 'Retry-After'), '1');
+  await h.server.request({ type: 'acceptingNew', value: false });
+  const drained = finals(await udpExchange(h.port, request('INVITE', h.port)));
+  t.is(statusOf(drained[0]), 503);
+  t.is(statusOf(finals(await udpExchange(h.port, request('OPTIONS', h.port)))[0]), 503);
+  t.false((await h.server.request({ type: 'info' })).acceptingNew);
+});
+
+test('a retransmitted INVITE reaches neither the route handler nor the gateway twice; 100 Trying at once', async (t) => {
+  const h = await startSip(t);
+  h.routes.answer = () => ({ body: JSON.stringify({ action: 'route', data: { tag: 'gw1' } }), delayMs: 300 });
+  const inv = request('INVITE', h.port, { To: `<sip:silent@127.0.0.1:${h.port}>` });
+  const got = await udpExchange(h.port, inv, 700, 3);
+  t.is(got.filter((m) => statusOf(m) === 100).length, 3, 'each copy is answered 100 Trying (the first at once, the others by the transaction)');
+  t.is(h.routes.queries.length, 1);
+  const s = await h.gw.request({ type: 'stats' });
+  t.deepEqual(Object.values(s.invites), [1]);
+});
+
+test('gateway interface refusals: respond to an unknown key, a bad status, a taken tag, a request in no dialog', async (t) => {
+  const h = await startSip(t);
+  const { refusalOf } = await import('../../runtime/index.js');
+  const code = async (p: Promise<unknown>) => {
+    try {
+      await p;
+      return 'none';
+    } catch (err) {
+      return refusalOf(err) ?? (err as Error).message;
+    }
+  };
+  t.is(await code(h.server.request({ type: 'respond', key: 'nope', status: 200 })), 'NO_TRANSACTION');
+  t.is(await code(h.server.request({ type: 'attach', tag: 'gw1', gateway: 'someone-else' })), 'TAG_TAKEN');
+  t.is(await code(h.server.request({ type: 'request', dialog: 'nope', method: 'BYE' })), 'NO_DIALOG');
+  t.deepEqual(await h.server.request({ type: 'detach', tag: 'gw1' }), { tag: 'gw1', detached: true });
+  t.deepEqual((await h.server.request({ type: 'info' })).tags, {});
+});
