@@ -96,10 +96,28 @@ function statRow(out: string, name: string): number {
   return last ? Number(last[2]) : -1;
 }
 
-/** Run sipp in the foreground against 127.0.0.1:port; killed in teardown if still running. */
+/** A port free for both UDP and TCP on loopback right now (sipp's own default is 5060 and up). */
+export async function freePort(): Promise<number> {
+  for (;;) {
+    const u = dgram.createSocket('udp4');
+    await new Promise<void>((r) => u.bind(0, '127.0.0.1', r));
+    const port = u.address().port;
+    const srv = net.createServer();
+    const ok = await new Promise<boolean>((r) => {
+      srv.once('error', () => r(false));
+      srv.listen(port, '127.0.0.1', () => r(true));
+    });
+    await new Promise<void>((r) => (ok ? srv.close(() => r()) : r()));
+    u.close();
+    if (ok) return port;
+  }
+}
+
+/** Run sipp in the foreground against 127.0.0.1:port from a free local port; killed in teardown if still running. */
 export async function sipp(t: ExecutionContext, port: number, args: string[], timeoutMs = 60_000): Promise<SippResult> {
   const dir = mkdtempSync(join(tmpdir(), 'hostd-sipp-'));
-  const child: ChildProcess = spawn('sipp', [`127.0.0.1:${port}`, '-i', '127.0.0.1', '-timeout', '30s', '-timeout_error', '-trace_err', '-nostdin', ...args], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  const local = await freePort();
+  const child: ChildProcess = spawn('sipp', [`127.0.0.1:${port}`, '-i', '127.0.0.1', '-p', String(local), '-timeout', '30s', '-timeout_error', '-trace_err', '-nostdin', ...args], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
   t.teardown(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
@@ -135,8 +153,11 @@ export function scenario(t: ExecutionContext, name: string, vars: Record<string,
   return file;
 }
 
-/** Send raw bytes over UDP (`times` times, 50 ms apart, from one socket) and collect what comes back within `ms`. */
-export async function udpExchange(port: number, bytes: Buffer | string, ms = 500, times = 1): Promise<string[]> {
+/**
+ * Send raw bytes over UDP (`times` times, 50 ms apart, from one socket) and collect what comes
+ * back within `ms`, or until `done(received)` says enough.
+ */
+export async function udpExchange(port: number, bytes: Buffer | string, ms = 500, times = 1, done?: (got: string[]) => boolean): Promise<string[]> {
   const s = dgram.createSocket('udp4');
   const got: string[] = [];
   s.on('message', (m) => got.push(m.toString('latin1')));
@@ -145,7 +166,8 @@ export async function udpExchange(port: number, bytes: Buffer | string, ms = 500
     if (i > 0) await new Promise((r) => setTimeout(r, 50));
     s.send(typeof bytes === 'string' ? Buffer.from(bytes, 'latin1') : bytes, port, '127.0.0.1');
   }
-  await new Promise((r) => setTimeout(r, ms));
+  const until = Date.now() + ms;
+  while (Date.now() < until && !(done && done(got))) await new Promise((r) => setTimeout(r, 10));
   s.close();
   return got;
 }

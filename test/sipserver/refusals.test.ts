@@ -101,8 +101,8 @@ test('malformed messages over UDP and TCP: 400 when a response can be built, dro
 });
 
 test('route handler answers: redirect 302 with Contact, proxy 501, non-JSON 500, malformed 500, unreachable 503, slow 503 (Retry-After)', async (t) => {
-  const h = await startSip(t, { routeTimeoutMs: 300, retryAfter: 7 });
-  const invite = async () => finals(await udpExchange(h.port, request('INVITE', h.port), 1200))[0];
+  const h = await startSip(t, { routeTimeoutMs: 1500, retryAfter: 7 });
+  const invite = async () => finals(await udpExchange(h.port, request('INVITE', h.port), 5000, 1, (got) => finals(got).length > 0))[0];
   h.routes.answer = () => ({ body: JSON.stringify({ action: 'redirect', data: { contact: 'sip:elsewhere@127.0.0.2' } }) });
   const moved = await invite();
   t.is(statusOf(moved), 302);
@@ -119,7 +119,7 @@ test('route handler answers: redirect 302 with Contact, proxy 501, non-JSON 500,
   const down = await invite();
   t.is(statusOf(down), 503);
   t.is(header(down, 'Retry-After'), '7');
-  h.routes.answer = () => ({ body: JSON.stringify({ action: 'route', data: { tag: 'gw1' } }), delayMs: 700 });
+  h.routes.answer = () => ({ body: JSON.stringify({ action: 'route', data: { tag: 'gw1' } }), delayMs: 2500 });
   const slow = await invite();
   t.is(statusOf(slow), 503);
   t.is(header(slow, 'Retry-After'), '7');
@@ -127,7 +127,7 @@ test('route handler answers: redirect 302 with Contact, proxy 501, non-JSON 500,
 
 test('an unreachable route handler: 503 + Retry-After; draining: new INVITE 503, OPTIONS 503', async (t) => {
   const h = await startSip(t, { routeUrl: 'http://127.0.0.1:1/sipserver/route' });
-  const got = finals(await udpExchange(h.port, request('INVITE', h.port), 1000));
+  const got = finals(await udpExchange(h.port, request('INVITE', h.port), 5000, 1, (g) => finals(g).length > 0));
   t.is(statusOf(got[0]), 503);
   t.is(header(got[0], 'Retry-After'), '1');
   await h.server.request({ type: 'acceptingNew', value: false });
@@ -143,8 +143,14 @@ test('a retransmitted INVITE reaches neither the route handler nor the gateway t
   const inv = request('INVITE', h.port, { To: `<sip:silent@127.0.0.1:${h.port}>` });
   const got = await udpExchange(h.port, inv, 700, 3);
   t.is(got.filter((m) => statusOf(m) === 100).length, 3, 'each copy is answered 100 Trying (the first at once, the others by the transaction)');
+  let s = await h.gw.request({ type: 'stats' });
+  for (let i = 0; i < 100 && Object.keys(s.invites).length === 0; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    s = await h.gw.request({ type: 'stats' });
+  }
+  await new Promise((r) => setTimeout(r, 300));
+  s = await h.gw.request({ type: 'stats' });
   t.is(h.routes.queries.length, 1);
-  const s = await h.gw.request({ type: 'stats' });
   t.deepEqual(Object.values(s.invites), [1]);
 });
 
