@@ -46,7 +46,13 @@ export default defineActor<SipServerProtocol, { acceptingNew: boolean }, SipServ
             log.error({ err, source }, 'SIP message handling failed');
           }
         },
-        framingError: (bytes, source, reason) => core.onFramingError(bytes, source, reason),
+        framingError: (bytes, source, reason) => {
+          try {
+            core.onFramingError(bytes, source, reason);
+          } catch (err) {
+            log.error({ err, source }, 'SIP framing error handling failed');
+          }
+        },
       },
     );
     core.transport = transport;

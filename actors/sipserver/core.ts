@@ -32,6 +32,8 @@ export const ALLOW = ['INVITE', 'ACK', 'BYE', 'CANCEL', 'OPTIONS', 'INFO', 'UPDA
 const DIALOG_ONLY = new Set(['BYE', 'UPDATE', 'INFO', 'NOTIFY']);
 /** Requests larger than this go over TCP (§18.1.1). */
 const UDP_MTU_LIMIT = 1300;
+/** A non-INVITE the gateway leaves unanswered this long gets 408 (the peer's Timer F is 64·T1). */
+const NON_INVITE_ANSWER_MS = 32_000;
 
 export class CoreError extends Error {
   constructor(readonly code: 'NO_TRANSACTION' | 'INVALID' | 'NO_DIALOG' | 'TIMEOUT' | 'TAG_TAKEN', message: string) {
@@ -48,6 +50,8 @@ interface ServerTx {
   gateway?: string;
   dialog?: string;
   mergeKey?: string;
+  /** When the gateway must have answered finally (408 then). */
+  answerBy?: number;
 }
 
 interface DialogEntry {
@@ -281,6 +285,16 @@ export class SipCore {
   }
 
   private async route(key: string, tx: ServerTx, req: SipRequest): Promise<void> {
+    try {
+      await this.routeNow(key, tx, req);
+    } catch (err) {
+      this.log.error({ err, callId: req.callId }, 'routing failed');
+      if (this.txs.get(key) === tx && !tx.final) this.refuse(key, 500);
+    }
+    this.arm();
+  }
+
+  private async routeNow(key: string, tx: ServerTx, req: SipRequest): Promise<void> {
     const started = this.now();
     const decision = await lookupRoute(this.a.routeUrl, routeQuery(req, tx.source.protocol, tx.source.address), this.a.routeTimeoutMs);
     routeLookupSeconds.observe((this.now() - started) / 1000);
@@ -308,6 +322,7 @@ export class SipCore {
           break;
         }
         tx.gateway = gateway;
+        tx.answerBy = this.now() + (req.method === 'INVITE' ? this.a.inviteAnswerMs : NON_INVITE_ANSWER_MS);
         this.cast(gateway, { type: 'sip.request', key, method: req.method, callId: req.callId, source: tx.source, raw: sip.serializeMessage(req).toString('latin1') });
         break;
       }
@@ -333,6 +348,7 @@ export class SipCore {
     }
     tx.gateway = entry.gateway;
     tx.dialog = dk;
+    tx.answerBy = this.now() + (req.method === 'INVITE' ? this.a.inviteAnswerMs : NON_INVITE_ANSWER_MS);
     this.cast(entry.gateway, { type: 'sip.request', key, method: req.method, callId: req.callId, dialog: dk, source: tx.source, raw: sip.serializeMessage(req).toString('latin1') });
   }
 
@@ -343,7 +359,7 @@ export class SipCore {
     this.answer(key, sip.createResponse(cancel, 200, { toTag: inviteTx.toTag }));
     if (target.tx.state !== 'proceeding' || inviteTx.final) return;
     this.answer(target.key, sip.createResponse(inviteTx.request, 487, { toTag: inviteTx.toTag }));
-    if (inviteTx.gateway) this.cast(inviteTx.gateway, { type: 'sip.cancelled', key: target.key, callId: cancel.callId });
+    if (inviteTx.gateway) this.cast(inviteTx.gateway, { type: 'sip.cancelled', key: target.key, callId: cancel.callId, reason: 'cancel' });
   }
 
   private onAck(ack: SipRequest): void {
@@ -472,6 +488,7 @@ export class SipCore {
   private nextDeadline(): number | undefined {
     let min = this.table.nextDeadline();
     for (const e of this.dialogs.values()) if (e.twoXx && (min === undefined || e.twoXx.schedule.next < min)) min = e.twoXx.schedule.next;
+    for (const tx of this.txs.values()) if (tx.answerBy !== undefined && !tx.final && (min === undefined || tx.answerBy < min)) min = tx.answerBy;
     return min;
   }
 
@@ -491,6 +508,12 @@ export class SipCore {
     this.armedFor = undefined;
     const now = this.now();
     this.run(this.table.fire(now));
+    for (const [key, tx] of this.txs) {
+      if (tx.answerBy === undefined || tx.final || tx.answerBy > now) continue;
+      this.log.warn({ callId: tx.request.callId, method: tx.request.method }, 'gateway gave no final answer in time: 408');
+      this.refuse(key, 408, [], 'No Answer From Application');
+      if (tx.gateway && tx.request.method === 'INVITE' && !tx.dialog) this.cast(tx.gateway, { type: 'sip.cancelled', key, callId: tx.request.callId, reason: 'timeout' });
+    }
     for (const [dk, e] of this.dialogs) {
       if (!e.twoXx || e.twoXx.schedule.next > now) continue;
       const r = sip.on2xxRetransmitTimer(e.twoXx.schedule);

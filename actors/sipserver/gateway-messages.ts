@@ -19,8 +19,12 @@ export type SipServerEvent =
   | { type: 'sip.request'; key: string; method: string; callId: string; dialog?: string; source: SipSource; raw: string }
   /** The ACK of our 2xx arrived: the dialog is confirmed. */
   | { type: 'sip.ack'; dialog: string; callId: string; raw: string }
-  /** The INVITE `key` was cancelled by its sender: the sipserver answered 200 to the CANCEL and 487 to the INVITE. */
-  | { type: 'sip.cancelled'; key: string; callId: string }
+  /**
+   * The INVITE `key` is over without the gateway's answer: `cancel` (its sender cancelled it:
+   * 200 to the CANCEL, 487 to the INVITE) or `timeout` (no final answer within
+   * SIPSERVER_INVITE_ANSWER_MS: 408).
+   */
+  | { type: 'sip.cancelled'; key: string; callId: string; reason: 'cancel' | 'timeout' }
   /** A dialog created by our 2xx (`respond` to INVITE); `dialog` is its key in later messages. */
   | { type: 'sip.dialog'; key: string; dialog: string; callId: string }
   /** A dialog ended: BYE answered 2xx (either way), or our 2xx was never ACKed (64·T1). */

@@ -72,6 +72,8 @@ export interface SipServerArgs {
   advertisedAddress: string;
   routeUrl: string;
   routeTimeoutMs: number;
+  /** A routed INVITE the gateway has not answered finally this long gets 408. */
+  inviteAnswerMs: number;
   /** Retry-After (s) of 503 answers. */
   retryAfter: number;
   maxMessageBytes: number;

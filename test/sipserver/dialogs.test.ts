@@ -91,3 +91,28 @@ test('a 2xx is retransmitted until the ACK; the ACK reaches the gateway; the gat
   t.deepEqual(end.ended, { bye: 1 });
   t.is((await h.server.request({ type: 'info' })).dialogs, 0);
 });
+
+test('an INVITE the gateway never answers gets 408 after SIPSERVER_INVITE_ANSWER_MS, and the gateway is told', async (t) => {
+  const h = await startSip(t, { inviteAnswerMs: 1000 });
+  const peer = await Peer.open(t);
+  const invite = [
+    `INVITE sip:silent@127.0.0.1:${h.port} SIP/2.0`,
+    `Via: SIP/2.0/UDP 127.0.0.1:${peer.port};branch=z9hG4bK-silent-1;rport`,
+    'From: <sip:peer@127.0.0.1>;tag=peer2',
+    `To: <sip:silent@127.0.0.1:${h.port}>`,
+    `Call-ID: silent-${Date.now()}@test`,
+    'CSeq: 1 INVITE',
+    'Max-Forwards: 70',
+    'Content-Length: 0',
+    '',
+    '',
+  ].join('\r\n');
+  const sent = Date.now();
+  peer.send(invite, h.port);
+  const timeout = await peer.waitFor((m) => m.startsWith('SIP/2.0 408'), 8000);
+  t.true(Date.now() - sent >= 900, 'not before the deadline');
+  t.regex(timeout, /^SIP\/2\.0 408 No Answer From Application/);
+  const s = await h.gw.request({ type: 'stats' });
+  t.is(s.cancelled, 1);
+  t.is((await h.server.request({ type: 'info' })).dialogs, 0);
+});
