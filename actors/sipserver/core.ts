@@ -242,7 +242,10 @@ export class SipCore {
   private sendResponse(res: SipResponse, source: SipSource): Buffer {
     const bytes = sip.serializeMessage(res);
     if (source.protocol === 'tcp') {
-      this.transport.sendTcp(bytes, source.address, source.port);
+      // §18.2.2: the connection the request came on; if it has closed, a new one to received + sent-by port.
+      const top = res.via[0];
+      const target = this.transport.hasConnection(source.address, source.port) || !top ? { host: source.address, port: source.port } : { host: sip.receivedOf(top) ?? source.address, port: top.port ?? 5060 };
+      this.transport.sendTcp(bytes, target.host, target.port);
     } else {
       const top = res.via[0];
       const target = top ? sip.responseTarget(top) : { host: source.address, port: source.port };

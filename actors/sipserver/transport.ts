@@ -85,6 +85,12 @@ export class Transport {
     return this.conns.size;
   }
 
+  /** Whether a TCP connection to address:port is open. */
+  hasConnection(address: string, port: number): boolean {
+    const s = this.conns.get(key(address, port));
+    return s !== undefined && !s.destroyed;
+  }
+
   sendUdp(bytes: Buffer, address: string, port: number): void {
     this.udp.send(bytes, port, address, () => undefined);
   }

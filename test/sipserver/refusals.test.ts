@@ -98,6 +98,16 @@ test('malformed messages over UDP and TCP: 400 when a response can be built, dro
   t.is(statusOf(ok[0]), 200);
   t.truthy(header(ok[0], 'Supported') !== undefined);
   t.regex(header(ok[0], 'Via') ?? '', /received=127\.0\.0\.1;rport=\d+|rport=\d+;received=127\.0\.0\.1/);
+  // Counted: the dropped ones and the answered ones, per transport.
+  const metrics = await h.system.metrics();
+  const value = (series: string) => Number(metrics.split('\n').find((l) => l.startsWith(series + ' '))?.slice(series.length + 1) ?? NaN);
+  t.is(value('sipserver_malformed_total{transport="udp",outcome="dropped"}'), 4);
+  t.is(value('sipserver_malformed_total{transport="udp",outcome="answered 400"}'), 1);
+  t.is(value('sipserver_malformed_total{transport="udp",outcome="answered 505"}'), 1);
+  t.is(value('sipserver_malformed_total{transport="tcp",outcome="answered 400"}'), 1);
+  t.is(value('sipserver_malformed_total{transport="tcp",outcome="dropped"}'), 1);
+  t.true(value('sipserver_requests_total{method="OPTIONS"}') >= 3);
+  t.true(value('sipserver_responses_total{status="200"}') >= 3);
 });
 
 test('route handler answers: redirect 302 with Contact, proxy 501, non-JSON 500, malformed 500, unreachable 503, slow 503 (Retry-After)', async (t) => {
@@ -123,6 +133,13 @@ test('route handler answers: redirect 302 with Contact, proxy 501, non-JSON 500,
   const slow = await invite();
   t.is(statusOf(slow), 503);
   t.is(header(slow, 'Retry-After'), '7');
+  const metrics = await h.system.metrics();
+  const value = (series: string) => Number(metrics.split('\n').find((l) => l.startsWith(series + ' '))?.slice(series.length + 1) ?? NaN);
+  t.is(value('sipserver_route_lookups_total{outcome="malformed"}'), 3);
+  t.is(value('sipserver_route_lookups_total{outcome="unreachable"}'), 1);
+  t.is(value('sipserver_route_lookups_total{outcome="timeout"}'), 1);
+  t.is(value('sipserver_route_lookups_total{outcome="redirect"}'), 1);
+  t.is(value('sipserver_route_lookup_seconds_count'), 7);
 });
 
 test('an unreachable route handler: 503 + Retry-After; draining: new INVITE 503, OPTIONS 503', async (t) => {
