@@ -31,6 +31,10 @@ export default defineActor<SipServerProtocol, { acceptingNew: boolean }, SipServ
   kind: 'sipserver',
   init: (_ctx, restored) => ({ acceptingNew: restored?.acceptingNew ?? true }),
   persist: 'after-handler',
+  // invite/request wait for a final response (up to 64·T1): the other messages must not queue
+  // behind them. Handlers share the one event loop (no data races); the core
+  // re-checks its state after each await (route lookups, final responses).
+  concurrency: 10_000,
   async open(ctx) {
     const a = ctx.args;
     const log = ctx.log;
@@ -82,6 +86,16 @@ export default defineActor<SipServerProtocol, { acceptingNew: boolean }, SipServ
         throw err;
       }
     },
+    invite: async (msg, _ctx, { core }) => {
+      try {
+        const res = await core.invite(msg);
+        return { status: res.status, reason: res.reason, raw: serializeMessage(res).toString('latin1'), ...(res.dialogKey ? { dialog: res.dialogKey } : {}) };
+      } catch (err) {
+        if (err instanceof CoreError) throw new ReplyError(err.code, err.message);
+        throw err;
+      }
+    },
+    cancel: (msg, _ctx, { core }) => ({ cancelling: core.cancel(msg.id) }),
     acceptingNew: (msg, ctx, { core }) => {
       core.acceptingNew = msg.value;
       ctx.state.acceptingNew = msg.value;

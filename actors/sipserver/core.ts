@@ -65,7 +65,10 @@ interface DialogEntry {
 interface ClientTx {
   dest: SipSource;
   request: SipRequest;
-  dialog: string;
+  /** The dialog of an in-dialog request; undefined for an outbound INVITE. */
+  dialog?: string;
+  /** Outbound INVITE: the caller's id, the gateway of the dialog, a CANCEL asked before any 1xx. */
+  outbound?: { id: string; gateway: string; provisional: boolean; cancelAsked: boolean };
   resolve(res: SipResponse): void;
   reject(err: CoreError): void;
 }
@@ -78,6 +81,10 @@ export class SipCore {
   private readonly merges = new Map<string, string>();
   private readonly dialogs = new Map<string, DialogEntry>();
   private readonly clients = new Map<string, ClientTx>();
+  /** Outbound INVITEs by the caller's id → client transaction key. */
+  private readonly outbound = new Map<string, string>();
+  /** The ACK of each UAC dialog's 2xx, sent again for each 2xx retransmission (§13.2.2.4). */
+  private readonly acks = new Map<string, { bytes: Buffer; dest: SipSource }>();
   readonly tags = new Map<string, string>();
   acceptingNew = true;
   transport!: Transport;
@@ -131,6 +138,7 @@ export class SipCore {
       const { actions, unmatched } = this.table.receive(msg, source.protocol === 'tcp', this.now());
       this.run(actions);
       if (unmatched?.kind === 'request') this.onAck(unmatched);
+      else if (unmatched?.kind === 'response') this.retransmitted2xx(unmatched);
     } finally {
       this.current = undefined;
     }
@@ -188,9 +196,7 @@ export class SipCore {
         case 'send':
           this.sendFor(key, action.message);
           break;
-        case 'terminated':
-          this.terminated(key);
-          break;
+        case 'terminated': // after the TU has seen the final response of the same step
         case 'request':
         case 'ack':
         case 'response':
@@ -206,6 +212,7 @@ export class SipCore {
       if (action.type === 'request') this.onRequest(key, action.request);
       else if (action.type === 'ack') this.onAck(action.request);
       else if (action.type === 'response') this.onResponse(key, action.response);
+      else if (action.type === 'terminated') this.terminated(key);
       else if (action.type === 'timeout' || action.type === 'transportError') {
         const c = this.clients.get(key);
         if (c) {
@@ -459,21 +466,108 @@ export class SipCore {
 
   private onResponse(key: string, res: SipResponse): void {
     const c = this.clients.get(key);
-    if (!c || res.status < 200) return;
+    if (!c) return this.retransmitted2xx(res);
+    if (res.status < 200) {
+      if (c.outbound && !c.outbound.provisional) {
+        c.outbound.provisional = true;
+        if (c.outbound.cancelAsked) this.sendCancel(c);
+      }
+      return;
+    }
     this.clients.delete(key);
-    const entry = this.dialogs.get(c.dialog);
+    if (c.outbound) {
+      this.outbound.delete(c.outbound.id);
+      if (res.status < 300) {
+        const dialog = sip.createUacDialog(c.request, res);
+        const dk = sip.dialogKey(dialog.id);
+        const ack = sip.serializeMessage(sip.createAckFor2xx(dialog, c.request, this.via(c.dest.protocol)));
+        this.dialogs.set(dk, { dialog, gateway: c.outbound.gateway, source: c.dest });
+        this.acks.set(dk, { bytes: ack, dest: c.dest });
+        this.sendTo(ack, c.dest);
+        (res as SipResponse & { dialogKey?: string }).dialogKey = dk;
+      }
+      return c.resolve(res);
+    }
+    const entry = c.dialog ? this.dialogs.get(c.dialog) : undefined;
     if (entry && c.request.method === 'INVITE') {
       entry.dialog = sip.localInviteDone(entry.dialog);
       if (res.status < 300) this.sendTo(sip.serializeMessage(sip.createAckFor2xx(entry.dialog, c.request, this.via(c.dest.protocol))), c.dest);
     }
-    if (c.request.method === 'BYE') this.endDialog(c.dialog, 'bye');
+    if (c.request.method === 'BYE' && c.dialog) this.endDialog(c.dialog, 'bye');
     c.resolve(res);
+  }
+
+  /** A 2xx again after its transaction handed the first up: ACK it again. */
+  private retransmitted2xx(res: SipResponse): void {
+    if (res.status < 200 || res.status >= 300 || res.cseq.method !== 'INVITE') return;
+    const dk = sip.responseDialogKey(res);
+    const ack = dk ? this.acks.get(dk) : undefined;
+    if (ack) this.sendTo(ack.bytes, ack.dest);
+  }
+
+  invite(m: { id: string; requestUri: string; gateway: string; from?: string; to?: string; headers?: SipHeader[]; body?: string; contentType?: string }): Promise<SipResponse & { dialogKey?: string }> {
+    if (this.outbound.has(m.id)) throw new CoreError('INVALID', `an INVITE with id ${JSON.stringify(m.id)} is in progress`);
+    let uri: sip.Uri;
+    let from: sip.NameAddr;
+    let to: sip.NameAddr;
+    try {
+      uri = sip.parseUri(m.requestUri, 'requestUri');
+      from = m.from !== undefined ? sip.parseNameAddr(m.from, 'from') : { uri: { scheme: 'sip', user: 'hostd', host: this.a.advertisedAddress, params: {}, headers: [] }, params: {} };
+      to = m.to !== undefined ? sip.parseNameAddr(m.to, 'to') : { uri, params: {} };
+    } catch (err) {
+      throw new CoreError('INVALID', (err as Error).message);
+    }
+    if (!sip.isSipUri(uri)) throw new CoreError('INVALID', `requestUri ${JSON.stringify(m.requestUri)} is not a SIP URI`);
+    const headers = checkHeaders(m.headers ?? []);
+    const contentType = m.contentType !== undefined ? parseContentType(m.contentType) : undefined;
+    const body = m.body !== undefined ? Buffer.from(m.body, 'latin1') : undefined;
+    const protocol: 'udp' | 'tcp' = uri.params.transport?.toLowerCase() === 'tcp' || (body?.length ?? 0) + 600 > UDP_MTU_LIMIT ? 'tcp' : 'udp';
+    const dest: SipSource = { protocol, address: uri.host.replace(/^\[|\]$/g, ''), port: uri.port ?? 5060 };
+    const req = sip.createRequest({
+      method: 'INVITE',
+      uri,
+      from: sip.withTag(from, sip.newTag(randomBytes(8))),
+      to,
+      callId: sip.newCallId(randomBytes(12), this.a.advertisedAddress),
+      cseq: 1,
+      via: this.via(protocol),
+      contact: [this.contact(protocol)],
+      headers,
+      ...(body ? { body } : {}),
+      ...(contentType ? { contentType } : {}),
+    });
+    return new Promise((resolve, reject) => {
+      const { key, actions } = this.table.request(req, protocol === 'tcp', this.now());
+      this.clients.set(key, { dest, request: req, outbound: { id: m.id, gateway: m.gateway, provisional: false, cancelAsked: false }, resolve, reject });
+      this.outbound.set(m.id, key);
+      this.run(actions);
+      this.arm();
+    });
+  }
+
+  cancel(id: string): boolean {
+    const key = this.outbound.get(id);
+    const c = key ? this.clients.get(key) : undefined;
+    if (!c?.outbound || c.outbound.cancelAsked) return false;
+    c.outbound.cancelAsked = true;
+    if (c.outbound.provisional) this.sendCancel(c);
+    this.arm();
+    return true;
+  }
+
+  /** §9.1: CANCEL in a transaction of its own, same branch as the INVITE; its response matters to nobody. */
+  private sendCancel(c: ClientTx): void {
+    const cancel = sip.createCancel(c.request);
+    const { key, actions } = this.table.request(cancel, c.dest.protocol === 'tcp', this.now());
+    this.clients.set(key, { dest: c.dest, request: cancel, resolve: () => undefined, reject: () => undefined });
+    this.run(actions);
   }
 
   private endDialog(dk: string, reason: 'bye' | 'no-ack'): void {
     const entry = this.dialogs.get(dk);
     if (!entry) return;
     this.dialogs.delete(dk);
+    this.acks.delete(dk);
     if (entry.gateway) this.cast(entry.gateway, { type: 'sip.dialogEnded', dialog: dk, callId: entry.dialog.id.callId, reason });
   }
 

@@ -30,6 +30,15 @@ export type SipServerMsg =
    * response is the reply; provisional responses are not reported.
    */
   | { type: 'request'; dialog: string; method: string; headers?: SipHeader[]; body?: string; contentType?: string }
+  /**
+   * A new outbound INVITE to `requestUri` (`sip:user@host:port;transport=tcp`), under the
+   * caller's `id` (for `cancel`). The reply is the final response; on a 2xx the server has
+   * made the dialog (its key in `dialog`, in-dialog requests of the far end go to `gateway`)
+   * and sent the ACK. Provisional responses are not reported.
+   */
+  | { type: 'invite'; id: string; requestUri: string; gateway: string; from?: string; to?: string; headers?: SipHeader[]; body?: string; contentType?: string }
+  /** CANCEL the outbound INVITE `id` (sent once a provisional response is in, §9.1); its reply becomes 487. */
+  | { type: 'cancel'; id: string }
   /** Accept new work or not: false makes OPTIONS and new INVITEs answer 503 + Retry-After (drain). */
   | { type: 'acceptingNew'; value: boolean }
   /** Bound ports, attached tags, counts (tests bind port 0 and read the port here). */
@@ -51,6 +60,8 @@ export interface SipServerReplies {
   detach: { tag: string; detached: boolean };
   respond: { sent: true };
   request: { status: number; reason: string; raw: string };
+  invite: { status: number; reason: string; raw: string; dialog?: string };
+  cancel: { cancelling: boolean };
   acceptingNew: { acceptingNew: boolean };
   info: SipServerInfo;
 }

@@ -114,9 +114,9 @@ export async function freePort(): Promise<number> {
 }
 
 /** Run sipp in the foreground against 127.0.0.1:port from a free local port; killed in teardown if still running. */
-export async function sipp(t: ExecutionContext, port: number, args: string[], timeoutMs = 60_000): Promise<SippResult> {
+export async function sipp(t: ExecutionContext, port: number, args: string[], timeoutMs = 60_000, localPort?: number): Promise<SippResult> {
   const dir = mkdtempSync(join(tmpdir(), 'hostd-sipp-'));
-  const local = await freePort();
+  const local = localPort ?? (await freePort());
   const child: ChildProcess = spawn('sipp', [`127.0.0.1:${port}`, '-i', '127.0.0.1', '-p', String(local), '-timeout', '30s', '-timeout_error', '-trace_err', '-nostdin', ...args], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
   t.teardown(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
@@ -128,7 +128,8 @@ export async function sipp(t: ExecutionContext, port: number, args: string[], ti
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const code = await new Promise<number | null>((r) => {
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('exit', (c) => {
+    // 'close', not 'exit': the statistics screen may still be in the pipe when sipp exits.
+    child.on('close', (c) => {
       clearTimeout(timer);
       r(c);
     });
