@@ -30,7 +30,6 @@ function refusing<T>(fn: () => T): T {
 export default defineActor<SipServerProtocol, { acceptingNew: boolean }, SipServerArgs, Live>({
   kind: 'sipserver',
   init: (_ctx, restored) => ({ acceptingNew: restored?.acceptingNew ?? true }),
-  persist: 'after-handler',
   // invite/request wait for a final response (up to 64·T1): the other messages must not queue
   // behind them. Handlers share the one event loop (no data races); the core
   // re-checks its state after each await (route lookups, final responses).
@@ -96,9 +95,11 @@ export default defineActor<SipServerProtocol, { acceptingNew: boolean }, SipServ
       }
     },
     cancel: (msg, _ctx, { core }) => ({ cancelling: core.cancel(msg.id) }),
-    acceptingNew: (msg, ctx, { core }) => {
+    // The one piece of plain state: saved when it changes (not after every SIP message).
+    acceptingNew: async (msg, ctx, { core }) => {
       core.acceptingNew = msg.value;
       ctx.state.acceptingNew = msg.value;
+      await ctx.checkpoint();
       return { acceptingNew: msg.value };
     },
     info: (_msg, _ctx, { core }) => core.info(),

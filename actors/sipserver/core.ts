@@ -422,7 +422,7 @@ export class SipCore {
       ...(m.reason !== undefined ? { reason: m.reason } : {}),
       ...(m.body !== undefined ? { body: Buffer.from(m.body, 'latin1') } : {}),
       ...(contentType ? { contentType } : {}),
-      ...(isInvite2xx && !hasContact && !tx.dialog ? { contact: [this.contact(tx.source.protocol)] } : {}),
+      ...(isInvite2xx && !hasContact ? { contact: [this.contact(tx.source.protocol)] } : {}),
     });
     if (isInvite2xx && !tx.dialog) {
       const dialog = sip.createUasDialog(req, res);

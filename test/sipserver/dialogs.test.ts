@@ -37,7 +37,7 @@ class Peer {
 
 const line = (m: string, name: string) => new RegExp(`^${name}: (.*)$`, 'mi').exec(m)?.[1] ?? '';
 
-test('a 2xx is retransmitted until the ACK; the ACK reaches the gateway; the gateway BYEs the peer through a client transaction', async (t) => {
+test('a 2xx is retransmitted until the ACK; the ACK reaches the gateway; a re-INVITE and a stale CSeq in the dialog; the gateway BYEs the peer through a client transaction', async (t) => {
   const h = await startSip(t);
   const peer = await Peer.open(t);
   const callId = `dlg-${Date.now()}@test`;
@@ -77,6 +77,18 @@ test('a 2xx is retransmitted until the ACK; the ACK reaches the gateway; the gat
   const s = await h.gw.request({ type: 'stats' });
   t.is(s.acks, 1);
   t.is(s.openDialogs.length, 1);
+  // A re-INVITE from the peer reaches the gateway in the dialog; its 200 is ACKed like the first.
+  peer.got.length = 0;
+  const dialogHeaders = ['From: <sip:peer@127.0.0.1>;tag=peer1', `To: <sip:alice@127.0.0.1:${h.port}>;tag=${toTag}`, `Call-ID: ${callId}`, 'Max-Forwards: 70'];
+  peer.send([`INVITE sip:127.0.0.1:${h.port} SIP/2.0`, `Via: SIP/2.0/UDP 127.0.0.1:${peer.port};branch=z9hG4bK-dlg-re;rport`, ...dialogHeaders, 'CSeq: 2 INVITE', `Contact: <sip:peer@127.0.0.1:${peer.port}>`, 'Content-Length: 0', '', ''].join('\r\n'), h.port);
+  const reOk = await peer.waitFor((m) => m.startsWith('SIP/2.0 200') && /^2 INVITE/.test(line(m, 'CSeq')));
+  t.regex(line(reOk, 'Contact'), /sip:127\.0\.0\.1/);
+  // A lower CSeq in the dialog is refused 500 (§12.2.2).
+  peer.send([`INFO sip:127.0.0.1:${h.port} SIP/2.0`, `Via: SIP/2.0/UDP 127.0.0.1:${peer.port};branch=z9hG4bK-dlg-old;rport`, ...dialogHeaders, 'CSeq: 1 INFO', 'Content-Length: 0', '', ''].join('\r\n'), h.port);
+  await peer.waitFor((m) => m.startsWith('SIP/2.0 500') && /^1 INFO/.test(line(m, 'CSeq')));
+  peer.send([`ACK sip:127.0.0.1:${h.port} SIP/2.0`, `Via: SIP/2.0/UDP 127.0.0.1:${peer.port};branch=z9hG4bK-dlg-reack;rport`, ...dialogHeaders, 'CSeq: 2 ACK', 'Content-Length: 0', '', ''].join('\r\n'), h.port);
+  await new Promise((r) => setTimeout(r, 300));
+  t.is((await h.gw.request({ type: 'stats' })).acks, 2);
   // The gateway hangs up: BYE to the peer's Contact, within the dialog.
   const bye = h.gw.request({ type: 'bye', dialog: s.openDialogs[0]! }, { timeoutMs: 10_000 });
   const got = await peer.waitFor((m) => m.startsWith('BYE '));
