@@ -187,3 +187,9 @@ export async function tcpExchange(port: number, bytes: Buffer | string, ms = 500
   s.destroy();
   return { data, closed };
 }
+
+/** One series' value in Prometheus text (`name{labels}`), NaN when absent. */
+export function metric(text: string, series: string): number {
+  const line = text.split('\n').find((l) => l.startsWith(series + ' '));
+  return line ? Number(line.slice(series.length + 1)) : NaN;
+}

@@ -4,7 +4,7 @@
  * answered 400 or dropped, and the server keeps serving.
  */
 import test from 'ava';
-import { scenario, sipp, startSip, tcpExchange, udpExchange } from '../helpers/sip.js';
+import { metric, scenario, sipp, startSip, tcpExchange, udpExchange } from '../helpers/sip.js';
 
 let seq = 0;
 /** A request as a peer would send it; `over` replaces or removes (null) header lines. */
@@ -100,7 +100,7 @@ test('malformed messages over UDP and TCP: 400 when a response can be built, dro
   t.regex(header(ok[0], 'Via') ?? '', /received=127\.0\.0\.1;rport=\d+|rport=\d+;received=127\.0\.0\.1/);
   // Counted: the dropped ones and the answered ones, per transport.
   const metrics = await h.system.metrics();
-  const value = (series: string) => Number(metrics.split('\n').find((l) => l.startsWith(series + ' '))?.slice(series.length + 1) ?? NaN);
+  const value = (series: string) => metric(metrics, series);
   t.is(value('sipserver_malformed_total{transport="udp",outcome="dropped"}'), 4);
   t.is(value('sipserver_malformed_total{transport="udp",outcome="answered 400"}'), 1);
   t.is(value('sipserver_malformed_total{transport="udp",outcome="answered 505"}'), 1);
@@ -134,7 +134,7 @@ test('route handler answers: redirect 302 with Contact, proxy 501, non-JSON 500,
   t.is(statusOf(slow), 503);
   t.is(header(slow, 'Retry-After'), '7');
   const metrics = await h.system.metrics();
-  const value = (series: string) => Number(metrics.split('\n').find((l) => l.startsWith(series + ' '))?.slice(series.length + 1) ?? NaN);
+  const value = (series: string) => metric(metrics, series);
   t.is(value('sipserver_route_lookups_total{outcome="malformed"}'), 3);
   t.is(value('sipserver_route_lookups_total{outcome="unreachable"}'), 1);
   t.is(value('sipserver_route_lookups_total{outcome="timeout"}'), 1);
@@ -187,4 +187,28 @@ test('gateway interface refusals: respond to an unknown key, a bad status, a tak
   t.is(await code(h.server.request({ type: 'request', dialog: 'nope', method: 'BYE' })), 'NO_DIALOG');
   t.deepEqual(await h.server.request({ type: 'detach', tag: 'gw1' }), { tag: 'gw1', detached: true });
   t.deepEqual((await h.server.request({ type: 'info' })).tags, {});
+});
+
+test('TCP bounds: an idle connection is closed after SIPSERVER_TCP_IDLE_MS; connections over SIPSERVER_MAX_CONNECTIONS are refused', async (t) => {
+  const h = await startSip(t, { tcpIdleMs: 1000, maxConnections: 2 });
+  const net = await import('node:net');
+  const open = () =>
+    new Promise<{ s: import('node:net').Socket; closed: Promise<number> }>((resolve) => {
+      const s = net.connect({ host: '127.0.0.1', port: h.port });
+      s.on('error', () => undefined);
+      const started = Date.now();
+      const closed = new Promise<number>((r) => s.on('close', () => r(Date.now() - started)));
+      s.once('connect', () => resolve({ s, closed }));
+    });
+  const a = await open();
+  const b = await open();
+  await new Promise((r) => setTimeout(r, 100));
+  t.is((await h.server.request({ type: 'info' })).connections, 2);
+  const c = await open();
+  const third = await Promise.race([c.closed, new Promise<number>((r) => setTimeout(() => r(-1), 800))]);
+  t.true(third >= 0 && third < 800, 'the third connection is closed at once');
+  const idle = await a.closed;
+  t.true(idle >= 900 && idle < 3000, `idle connection closed after ${idle} ms`);
+  await b.closed;
+  t.is((await h.server.request({ type: 'info' })).connections, 0);
 });
