@@ -91,15 +91,20 @@ export class Transport {
     return s !== undefined && !s.destroyed;
   }
 
+  /** Never throws: a bad address or port (e.g. a Via port 0) is a message that cannot be sent. */
   sendUdp(bytes: Buffer, address: string, port: number): void {
-    this.udp.send(bytes, port, address, () => undefined);
+    try {
+      this.udp.send(bytes, port, address, () => undefined);
+    } catch {
+      /* unreachable peer: dropped, as a lost datagram */
+    }
   }
 
   /** Write on the connection to address:port, opening one when there is none. */
   sendTcp(bytes: Buffer, address: string, port: number): void {
     let s = this.conns.get(key(address, port));
     if (!s || s.destroyed) {
-      if (this.conns.size >= this.o.maxConnections) return;
+      if (this.conns.size >= this.o.maxConnections || port <= 0 || port > 65535) return;
       s = net.connect({ host: address, port });
       this.adopt(s, address, port);
     }

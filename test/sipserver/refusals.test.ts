@@ -93,6 +93,8 @@ test('malformed messages over UDP and TCP: 400 when a response can be built, dro
   // Two good OPTIONS in one TCP segment are framed apart and both answered.
   const two = await tcpExchange(h.port, request('OPTIONS', h.port, { Via: 'SIP/2.0/TCP 127.0.0.1:9;branch=z9hG4bK-tcp-a' }) + request('OPTIONS', h.port, { Via: 'SIP/2.0/TCP 127.0.0.1:9;branch=z9hG4bK-tcp-b' }));
   t.is(two.data.match(/^SIP\/2\.0 200 OK/gm)?.length, 2);
+  // A Via whose port cannot be sent to (0): the answer is lost like a datagram, nothing breaks.
+  t.deepEqual(await udpExchange(h.port, request('OPTIONS', h.port, { Via: 'SIP/2.0/UDP 127.0.0.1:0;branch=z9hG4bK-port-zero' })), []);
   // Still serving.
   const ok = await udpExchange(h.port, request('OPTIONS', h.port));
   t.is(statusOf(ok[0]), 200);
