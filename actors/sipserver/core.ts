@@ -34,6 +34,8 @@ const DIALOG_ONLY = new Set(['BYE', 'UPDATE', 'INFO', 'NOTIFY']);
 const UDP_MTU_LIMIT = 1300;
 /** A non-INVITE the gateway leaves unanswered this long gets 408 (the peer's Timer F is 64·T1). */
 const NON_INVITE_ANSWER_MS = 32_000;
+/** The one timer wakes at most this often (each due timer still fires at its own deadline). */
+const MIN_TICK_MS = 10;
 
 export class CoreError extends Error {
   constructor(readonly code: 'NO_TRANSACTION' | 'INVALID' | 'NO_DIALOG' | 'TIMEOUT' | 'TAG_TAKEN', message: string) {
@@ -91,6 +93,7 @@ export class SipCore {
   private current: SipSource | undefined;
   private timer: NodeJS.Timeout | null = null;
   private armedFor: number | undefined;
+  private lastFire = -Infinity;
 
   constructor(
     private readonly a: SipServerArgs,
@@ -195,6 +198,9 @@ export class SipCore {
       switch (action.type) {
         case 'send':
           this.sendFor(key, action.message);
+          break;
+        case 'startTimer':
+          this.want(this.now() + action.ms);
           break;
         case 'terminated': // after the TU has seen the final response of the same step
         case 'request':
@@ -333,6 +339,7 @@ export class SipCore {
         }
         tx.gateway = gateway;
         tx.answerBy = this.now() + (req.method === 'INVITE' ? this.a.inviteAnswerMs : NON_INVITE_ANSWER_MS);
+        this.want(tx.answerBy);
         this.cast(gateway, { type: 'sip.request', key, method: req.method, callId: req.callId, source: tx.source, raw: sip.serializeMessage(req).toString('latin1') });
         break;
       }
@@ -359,6 +366,7 @@ export class SipCore {
     tx.gateway = entry.gateway;
     tx.dialog = dk;
     tx.answerBy = this.now() + (req.method === 'INVITE' ? this.a.inviteAnswerMs : NON_INVITE_ANSWER_MS);
+    this.want(tx.answerBy);
     this.cast(entry.gateway, { type: 'sip.request', key, method: req.method, callId: req.callId, dialog: dk, source: tx.source, raw: sip.serializeMessage(req).toString('latin1') });
   }
 
@@ -435,7 +443,10 @@ export class SipCore {
     const entry = tx.dialog ? this.dialogs.get(tx.dialog) : undefined;
     if (entry && req.method === 'INVITE' && m.status >= 200) {
       entry.dialog = sip.remoteInviteDone(entry.dialog);
-      if (isInvite2xx) entry.twoXx = { schedule: sip.start2xxRetransmit(this.now()), bytes: sip.serializeMessage(res) };
+      if (isInvite2xx) {
+        entry.twoXx = { schedule: sip.start2xxRetransmit(this.now()), bytes: sip.serializeMessage(res) };
+        this.want(entry.twoXx.schedule.next);
+      }
     }
     if (entry && tx.dialog && req.method === 'BYE' && m.status >= 200 && m.status < 300) this.endDialog(tx.dialog, 'bye');
     this.arm();
@@ -589,21 +600,30 @@ export class SipCore {
     return min;
   }
 
-  /** Arm the one real timer for the earliest deadline (and refresh the gauges). */
+  /** Refresh the gauges (called at the end of every entry point). */
   arm(): void {
     transactionsActive.set(this.table.size);
     dialogsActive.set(this.dialogs.size);
-    const deadline = this.nextDeadline();
-    if (deadline === undefined || (this.timer && this.armedFor !== undefined && this.armedFor <= deadline)) return;
+  }
+
+  /**
+   * A deadline was added: make sure the one real timer goes off by then. Deadlines are learnt
+   * from the actions as they are made (no scan of the table per message); a wake-up runs every
+   * due timer at its own deadline and re-arms for the next one, at most every MIN_TICK_MS.
+   */
+  private want(deadline: number): void {
+    if (this.timer && this.armedFor !== undefined && this.armedFor <= deadline) return;
     if (this.timer) clearTimeout(this.timer);
-    this.armedFor = deadline;
-    this.timer = this.setTimer(() => this.fire(), Math.max(0, Math.ceil(deadline - this.now())));
+    const at = Math.max(deadline, this.lastFire + MIN_TICK_MS);
+    this.armedFor = at;
+    this.timer = this.setTimer(() => this.fire(), Math.max(0, Math.ceil(at - this.now())));
   }
 
   private fire(): void {
     this.timer = null;
     this.armedFor = undefined;
     const now = this.now();
+    this.lastFire = now;
     this.run(this.table.fire(now));
     for (const [key, tx] of this.txs) {
       if (tx.answerBy === undefined || tx.final || tx.answerBy > now) continue;
@@ -622,6 +642,8 @@ export class SipCore {
         this.endDialog(dk, 'no-ack');
       }
     }
+    const next = this.nextDeadline();
+    if (next !== undefined) this.want(next);
     this.arm();
   }
 
