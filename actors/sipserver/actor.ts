@@ -1,0 +1,107 @@
+/**
+ * The SIP server actor: opens the UDP/TCP listeners (transport.ts), runs the core (core.ts)
+ * and answers the messages of messages.ts. Gateways attach by tag and get the casts of
+ * gateway-messages.ts. Plain state: only `acceptingNew` (the drain switch survives a restart).
+ */
+import { defineActor, ReplyError } from '../../runtime/index.js';
+import { serializeMessage } from '../../protocols/sip/index.js';
+import type { Protocol } from '../../runtime/index.js';
+import type { SipServerEvent } from './gateway-messages.js';
+import type { SipServerArgs, SipServerProtocol } from './messages.js';
+import { CoreError, SipCore } from './core.js';
+import { Transport } from './transport.js';
+
+type GatewayProtocol = Protocol<SipServerEvent>;
+
+interface Live {
+  core: SipCore;
+  transport: Transport;
+}
+
+function refusing<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    if (err instanceof CoreError) throw new ReplyError(err.code, err.message);
+    throw err;
+  }
+}
+
+export default defineActor<SipServerProtocol, { acceptingNew: boolean }, SipServerArgs, Live>({
+  kind: 'sipserver',
+  init: (_ctx, restored) => ({ acceptingNew: restored?.acceptingNew ?? true }),
+  // invite/request wait for a final response (up to 64·T1): the other messages must not queue
+  // behind them. Handlers share the one event loop (no data races); the core
+  // re-checks its state after each await (route lookups, final responses).
+  concurrency: 10_000,
+  async open(ctx) {
+    const a = ctx.args;
+    const log = ctx.log;
+    const core = new SipCore(a, log, (gateway, event) => ctx.ref<GatewayProtocol>(gateway).send(event), (fn, ms) => ctx.setTimeout(fn, ms));
+    core.acceptingNew = ctx.state.acceptingNew;
+    const transport = await Transport.open(
+      { host: a.host, port: a.port, maxMessageBytes: a.maxMessageBytes, maxConnections: a.maxConnections, tcpIdleMs: a.tcpIdleMs },
+      {
+        message: (bytes, source) => {
+          try {
+            core.onMessage(bytes, source);
+          } catch (err) {
+            log.error({ err, source }, 'SIP message handling failed');
+          }
+        },
+        framingError: (bytes, source, reason) => {
+          try {
+            core.onFramingError(bytes, source, reason);
+          } catch (err) {
+            log.error({ err, source }, 'SIP framing error handling failed');
+          }
+        },
+      },
+    );
+    core.transport = transport;
+    log.info({ host: a.host, port: transport.port, routeUrl: a.routeUrl }, 'SIP server listening (UDP and TCP)');
+    return { core, transport };
+  },
+  close: async ({ core, transport }) => {
+    core.close();
+    await transport.close();
+  },
+  handlers: {
+    attach: (msg, _ctx, { core }) => refusing(() => {
+      core.attach(msg.tag, msg.gateway);
+      return { tag: msg.tag };
+    }),
+    detach: (msg, _ctx, { core }) => ({ tag: msg.tag, detached: core.detach(msg.tag) }),
+    respond: (msg, _ctx, { core }) => refusing(() => {
+      core.respond(msg);
+      return { sent: true as const };
+    }),
+    request: async (msg, _ctx, { core }) => {
+      try {
+        const res = await core.request(msg);
+        return { status: res.status, reason: res.reason, raw: serializeMessage(res).toString('latin1') };
+      } catch (err) {
+        if (err instanceof CoreError) throw new ReplyError(err.code, err.message);
+        throw err;
+      }
+    },
+    invite: async (msg, _ctx, { core }) => {
+      try {
+        const res = await core.invite(msg);
+        return { status: res.status, reason: res.reason, raw: serializeMessage(res).toString('latin1'), ...(res.dialogKey ? { dialog: res.dialogKey } : {}) };
+      } catch (err) {
+        if (err instanceof CoreError) throw new ReplyError(err.code, err.message);
+        throw err;
+      }
+    },
+    cancel: (msg, _ctx, { core }) => ({ cancelling: core.cancel(msg.id) }),
+    // The one piece of plain state: saved when it changes (not after every SIP message).
+    acceptingNew: async (msg, ctx, { core }) => {
+      core.acceptingNew = msg.value;
+      ctx.state.acceptingNew = msg.value;
+      await ctx.checkpoint();
+      return { acceptingNew: msg.value };
+    },
+    info: (_msg, _ctx, { core }) => core.info(),
+  },
+});

@@ -1,0 +1,681 @@
+/**
+ * The SIP server's core: one transaction table driven by one real timer, the UAS side of
+ * INVITE (100 Trying, CANCEL → 200 + 487, 2xx retransmitted until ACK), dialogs, refusals,
+ * routing of new out-of-dialog requests (routing.ts) to attached gateways, and in-dialog
+ * requests both ways. Sockets are in transport.ts; the actor (actor.ts) wires the two.
+ *
+ * Decisions (docs/gateway.md "SIP server"):
+ * - Every server transaction gets its To tag when it is created, so every response of it
+ *   (180, 200, 487...) carries the same tag.
+ * - Table actions of one step are run sends first, TU deliveries after, so a request refused
+ *   at once gets its 100 Trying before its final response.
+ * - A 2xx to INVITE is retransmitted by the core itself (§13.3.1.4 schedule of
+ *   protocols/sip) to where the INVITE came from; at 64·T1 without ACK the dialog is dropped
+ *   and the gateway told `sip.dialogEnded {reason: 'no-ack'}` (the BYE is the gateway's).
+ * - An in-dialog request whose gateway has detached: BYE is answered 200 (the dialog ends),
+ *   anything else 481.
+ */
+import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import type { Logger } from 'pino';
+import * as sip from '../../protocols/sip/index.js';
+import type { Dialog, KeyedAction, SipRequest, SipResponse } from '../../protocols/sip/index.js';
+import type { SipServerEvent, SipSource } from './gateway-messages.js';
+import type { SipHeader, SipServerArgs, SipServerInfo } from './messages.js';
+import { dialogsActive, malformedTotal, requestsTotal, responsesTotal, routeLookupSeconds, routeLookups, transactionsActive } from './metrics.js';
+import { lookupRoute, routeQuery } from './routing.js';
+import type { Transport } from './transport.js';
+
+/** Methods the server accepts (Allow). */
+export const ALLOW = ['INVITE', 'ACK', 'BYE', 'CANCEL', 'OPTIONS', 'INFO', 'UPDATE', 'MESSAGE', 'NOTIFY', 'REFER'];
+/** Methods that only make sense inside a dialog: out of one they get 481. */
+const DIALOG_ONLY = new Set(['BYE', 'UPDATE', 'INFO', 'NOTIFY']);
+/** Requests larger than this go over TCP (§18.1.1). */
+const UDP_MTU_LIMIT = 1300;
+/** A non-INVITE the gateway leaves unanswered this long gets 408 (the peer's Timer F is 64·T1). */
+const NON_INVITE_ANSWER_MS = 32_000;
+/** The one timer wakes at most this often (each due timer still fires at its own deadline). */
+const MIN_TICK_MS = 10;
+
+export class CoreError extends Error {
+  constructor(readonly code: 'NO_TRANSACTION' | 'INVALID' | 'NO_DIALOG' | 'TIMEOUT' | 'TAG_TAKEN', message: string) {
+    super(message);
+  }
+}
+
+interface ServerTx {
+  request: SipRequest;
+  source: SipSource;
+  toTag: string;
+  final: boolean;
+  /** The gateway the request went to. */
+  gateway?: string;
+  dialog?: string;
+  mergeKey?: string;
+  /** When the gateway must have answered finally (408 then). */
+  answerBy?: number;
+}
+
+interface DialogEntry {
+  dialog: Dialog;
+  gateway: string;
+  source: SipSource;
+  /** 2xx to (re-)INVITE awaiting its ACK. */
+  twoXx?: { schedule: sip.TwoXxSchedule; bytes: Buffer };
+}
+
+interface ClientTx {
+  dest: SipSource;
+  request: SipRequest;
+  /** The dialog of an in-dialog request; undefined for an outbound INVITE. */
+  dialog?: string;
+  /** Outbound INVITE: the caller's id, the gateway of the dialog, a CANCEL asked before any 1xx. */
+  outbound?: { id: string; gateway: string; provisional: boolean; cancelAsked: boolean };
+  resolve(res: SipResponse): void;
+  reject(err: CoreError): void;
+}
+
+export type Cast = (gateway: string, event: SipServerEvent) => void;
+
+export class SipCore {
+  readonly table = new sip.TransactionTable();
+  private readonly txs = new Map<string, ServerTx>();
+  private readonly merges = new Map<string, string>();
+  private readonly dialogs = new Map<string, DialogEntry>();
+  private readonly clients = new Map<string, ClientTx>();
+  /** Outbound INVITEs by the caller's id → client transaction key. */
+  private readonly outbound = new Map<string, string>();
+  /** The ACK of each UAC dialog's 2xx, sent again for each 2xx retransmission (§13.2.2.4). */
+  private readonly acks = new Map<string, { bytes: Buffer; dest: SipSource }>();
+  readonly tags = new Map<string, string>();
+  acceptingNew = true;
+  transport!: Transport;
+  private current: SipSource | undefined;
+  private timer: NodeJS.Timeout | null = null;
+  private armedFor: number | undefined;
+  private lastFire = -Infinity;
+
+  constructor(
+    private readonly a: SipServerArgs,
+    private readonly log: Logger,
+    private readonly cast: Cast,
+    private readonly setTimer: (fn: () => void, ms: number) => NodeJS.Timeout,
+  ) {}
+
+  private now(): number {
+    return performance.now();
+  }
+
+  private get policy(): sip.ServerPolicy {
+    return { allow: ALLOW, supported: [], accept: ['application/sdp'] };
+  }
+
+  info(): SipServerInfo {
+    return {
+      udpPort: this.transport.port,
+      tcpPort: this.transport.port,
+      host: this.a.host,
+      tags: Object.fromEntries(this.tags),
+      acceptingNew: this.acceptingNew,
+      transactions: this.table.size,
+      dialogs: this.dialogs.size,
+      connections: this.transport.connections,
+    };
+  }
+
+  // ---- from the network ----
+
+  onMessage(bytes: Buffer, source: SipSource): void {
+    const parsed = sip.parseMessage(bytes, { maxBytes: this.a.maxMessageBytes, stream: source.protocol === 'tcp' });
+    if (!parsed.ok) {
+      this.malformed(parsed, bytes, source);
+      return;
+    }
+    const msg = parsed.message;
+    if (msg.kind === 'request') {
+      requestsTotal.inc({ method: msg.method });
+      this.markReceived(msg, source);
+    }
+    this.current = source;
+    try {
+      const { actions, unmatched } = this.table.receive(msg, source.protocol === 'tcp', this.now());
+      this.run(actions);
+      if (unmatched?.kind === 'request') this.onAck(unmatched);
+      else if (unmatched?.kind === 'response') this.retransmitted2xx(unmatched);
+    } finally {
+      this.current = undefined;
+    }
+    this.arm();
+  }
+
+  /** A TCP stream that cannot be framed: answer 400 (513 when oversize) if the head can be read. */
+  onFramingError(bytes: Buffer, source: SipSource, reason: string): void {
+    this.refuseUnreadable(bytes, source, reason.includes('exceeds') ? 513 : 400, reason);
+  }
+
+  private malformed(p: Extract<sip.ParseResult, { ok: false }>, bytes: Buffer, source: SipSource): void {
+    // Over the size limit the parser reads nothing; a datagram is at most 64 KiB, so reading
+    // its head for the 513 stays bounded.
+    if (p.status === 513 && source.protocol === 'udp') return this.refuseUnreadable(bytes, source, 513, p.reason);
+    this.sendRaw(sip.rawErrorResponse(p.partial, p.status, p.reason, sip.newTag(randomBytes(8))), p.status, p.reason, source);
+  }
+
+  private refuseUnreadable(bytes: Buffer, source: SipSource, status: number, reason: string): void {
+    const again = sip.parseMessage(bytes, { maxBytes: Math.max(bytes.length, 1) });
+    const tag = sip.newTag(randomBytes(8));
+    if (!again.ok) return this.sendRaw(sip.rawErrorResponse(again.partial, status, reason, tag), status, reason, source);
+    const m = again.message;
+    const reply = m.kind === 'request' && m.method !== 'ACK' ? sip.serializeMessage(sip.createResponse(m, status, { toTag: tag, reason: oneLine(reason) })) : undefined;
+    this.sendRaw(reply, status, reason, source);
+  }
+
+  private sendRaw(reply: Buffer | undefined, status: number, reason: string, source: SipSource): void {
+    malformedTotal.inc({ transport: source.protocol, outcome: reply ? `answered ${status}` : 'dropped' });
+    this.log.info({ source, status, reason, answered: reply !== undefined }, 'malformed SIP message');
+    if (!reply) return;
+    responsesTotal.inc({ status: String(status) });
+    this.sendTo(reply, source);
+  }
+
+  /** §18.2.1 received, RFC 3581 rport. */
+  private markReceived(req: SipRequest, source: SipSource): void {
+    const top = req.via[0];
+    if (!top) return;
+    if ('rport' in top.params) {
+      top.params.rport = String(source.port);
+      top.params.received = source.address;
+    } else if (top.host !== source.address) {
+      top.params.received = source.address;
+    }
+  }
+
+  // ---- the table's actions ----
+
+  private run(actions: KeyedAction[]): void {
+    const tu: KeyedAction[] = [];
+    for (const ka of actions) {
+      const { key, action } = ka;
+      switch (action.type) {
+        case 'send':
+          this.sendFor(key, action.message);
+          break;
+        case 'startTimer':
+          this.want(this.now() + action.ms);
+          break;
+        case 'terminated': // after the TU has seen the final response of the same step
+        case 'request':
+        case 'ack':
+        case 'response':
+        case 'timeout':
+        case 'transportError':
+          tu.push(ka);
+          break;
+        default:
+          break;
+      }
+    }
+    for (const { key, action } of tu) {
+      if (action.type === 'request') this.onRequest(key, action.request);
+      else if (action.type === 'ack') this.onAck(action.request);
+      else if (action.type === 'response') this.onResponse(key, action.response);
+      else if (action.type === 'terminated') this.terminated(key);
+      else if (action.type === 'timeout' || action.type === 'transportError') {
+        const c = this.clients.get(key);
+        if (c) {
+          this.clients.delete(key);
+          c.reject(new CoreError('TIMEOUT', `${c.request.method} got no final response (${action.type === 'timeout' ? `timer ${action.timer}` : 'transport error'})`));
+        }
+      }
+    }
+  }
+
+  private terminated(key: string): void {
+    const tx = this.txs.get(key);
+    if (tx) {
+      this.txs.delete(key);
+      if (tx.mergeKey && this.merges.get(tx.mergeKey) === key) this.merges.delete(tx.mergeKey);
+    }
+    const c = this.clients.get(key);
+    if (c) {
+      this.clients.delete(key);
+      c.reject(new CoreError('TIMEOUT', `${c.request.method} transaction ended without a final response`));
+    }
+  }
+
+  private sendFor(key: string, msg: sip.SipMessage): void {
+    if (msg.kind === 'response') {
+      const source = this.txs.get(key)?.source ?? this.current;
+      if (source) this.sendResponse(msg, source);
+    } else {
+      const c = this.clients.get(key);
+      if (c) this.sendTo(sip.serializeMessage(msg), c.dest);
+    }
+  }
+
+  private sendResponse(res: SipResponse, source: SipSource): Buffer {
+    const bytes = sip.serializeMessage(res);
+    if (source.protocol === 'tcp') {
+      // §18.2.2: the connection the request came on; if it has closed, a new one to received + sent-by port.
+      const top = res.via[0];
+      const target = this.transport.hasConnection(source.address, source.port) || !top ? { host: source.address, port: source.port } : { host: sip.receivedOf(top) ?? source.address, port: top.port ?? 5060 };
+      this.transport.sendTcp(bytes, target.host, target.port);
+    } else {
+      const top = res.via[0];
+      const target = top ? sip.responseTarget(top) : { host: source.address, port: source.port };
+      this.transport.sendUdp(bytes, target.host, target.port);
+    }
+    return bytes;
+  }
+
+  private sendTo(bytes: Buffer, dest: SipSource): void {
+    if (dest.protocol === 'tcp') this.transport.sendTcp(bytes, dest.address, dest.port);
+    else this.transport.sendUdp(bytes, dest.address, dest.port);
+  }
+
+  // ---- requests for the TU ----
+
+  private onRequest(key: string, req: SipRequest): void {
+    const source = this.current ?? { protocol: 'udp', address: '127.0.0.1', port: 5060 };
+    const tx: ServerTx = { request: req, source, toTag: sip.newTag(randomBytes(8)), final: false };
+    this.txs.set(key, tx);
+    if (req.method === 'CANCEL') return this.onCancel(key, req);
+    const dk = sip.requestDialogKey(req);
+    if (sip.tagOf(req.to) !== undefined) return this.inDialog(key, tx, req, dk);
+    if (req.method === 'OPTIONS') {
+      if (!this.acceptingNew) return this.refuse(key, 503, [{ name: 'Retry-After', value: String(this.a.retryAfter) }]);
+      const r = sip.checkRequest(req, { ...this.policy, forwarding: false });
+      if (r) return this.refuse(key, r.status, r.headers);
+      return this.answer(key, sip.answerOptions(req, this.policy, tx.toTag));
+    }
+    const mk = sip.mergeKey(req);
+    const merged = mk !== undefined && this.merges.has(mk) && this.merges.get(mk) !== key;
+    if (mk !== undefined && !merged) {
+      this.merges.set(mk, key);
+      tx.mergeKey = mk;
+    }
+    const unavailable = !this.acceptingNew && req.method === 'INVITE' ? { retryAfter: this.a.retryAfter } : undefined;
+    const refusal = sip.checkRequest(req, { ...this.policy, forwarding: true, merged, ...(unavailable ? { unavailable } : {}) });
+    if (refusal) return this.refuse(key, refusal.status, refusal.headers);
+    if (DIALOG_ONLY.has(req.method)) return this.refuse(key, 481);
+    void this.route(key, tx, req);
+  }
+
+  private async route(key: string, tx: ServerTx, req: SipRequest): Promise<void> {
+    try {
+      await this.routeNow(key, tx, req);
+    } catch (err) {
+      this.log.error({ err, callId: req.callId }, 'routing failed');
+      if (this.txs.get(key) === tx && !tx.final) this.refuse(key, 500);
+    }
+    this.arm();
+  }
+
+  private async routeNow(key: string, tx: ServerTx, req: SipRequest): Promise<void> {
+    const started = this.now();
+    const decision = await lookupRoute(this.a.routeUrl, routeQuery(req, tx.source.protocol, tx.source.address), this.a.routeTimeoutMs);
+    routeLookupSeconds.observe((this.now() - started) / 1000);
+    routeLookups.inc({ outcome: decision.action === 'error' ? decision.outcome : decision.action });
+    if (this.txs.get(key) !== tx || tx.final) return; // cancelled or gone meanwhile
+    const retryAfter = [{ name: 'Retry-After', value: String(this.a.retryAfter) }];
+    switch (decision.action) {
+      case 'error':
+        this.log.warn({ callId: req.callId, reason: decision.reason }, 'route lookup failed');
+        this.refuse(key, decision.status, decision.status === 503 ? retryAfter : [], decision.reason);
+        break;
+      case 'reject':
+        this.refuse(key, decision.status, [], decision.reason);
+        break;
+      case 'redirect':
+        this.refuse(key, 302, [{ name: 'Contact', value: decision.contact.startsWith('<') ? decision.contact : `<${decision.contact}>` }]);
+        break;
+      case 'proxy':
+        this.refuse(key, 501, [], 'Proxying Not Supported');
+        break;
+      case 'route': {
+        const gateway = this.tags.get(decision.tag);
+        if (!gateway) {
+          this.refuse(key, 480, [], 'No Application Attached');
+          break;
+        }
+        tx.gateway = gateway;
+        tx.answerBy = this.now() + (req.method === 'INVITE' ? this.a.inviteAnswerMs : NON_INVITE_ANSWER_MS);
+        this.want(tx.answerBy);
+        this.cast(gateway, { type: 'sip.request', key, method: req.method, callId: req.callId, source: tx.source, raw: sip.serializeMessage(req).toString('latin1') });
+        break;
+      }
+    }
+    this.arm();
+  }
+
+  private inDialog(key: string, tx: ServerTx, req: SipRequest, dk: string | undefined): void {
+    const entry = dk ? this.dialogs.get(dk) : undefined;
+    if (!entry || !dk) return this.answer(key, sip.noDialogResponse(req));
+    const r = sip.checkRequest(req, { ...this.policy, forwarding: false });
+    if (r) return this.refuse(key, r.status, r.headers);
+    const verdict = sip.receiveInDialogRequest(entry.dialog, req, this.a.retryAfter);
+    if (!verdict.ok) return this.refuse(key, verdict.status, verdict.headers);
+    entry.dialog = verdict.dialog;
+    if (![...this.tags.values()].includes(entry.gateway)) {
+      if (req.method === 'BYE') {
+        this.answer(key, sip.createResponse(req, 200));
+        this.endDialog(dk, 'bye');
+        return;
+      }
+      return this.refuse(key, 481);
+    }
+    tx.gateway = entry.gateway;
+    tx.dialog = dk;
+    tx.answerBy = this.now() + (req.method === 'INVITE' ? this.a.inviteAnswerMs : NON_INVITE_ANSWER_MS);
+    this.want(tx.answerBy);
+    this.cast(entry.gateway, { type: 'sip.request', key, method: req.method, callId: req.callId, dialog: dk, source: tx.source, raw: sip.serializeMessage(req).toString('latin1') });
+  }
+
+  private onCancel(key: string, cancel: SipRequest): void {
+    const target = this.table.cancelTarget(cancel);
+    const inviteTx = target ? this.txs.get(target.key) : undefined;
+    if (!target || !inviteTx) return this.answer(key, sip.createResponse(cancel, 481));
+    this.answer(key, sip.createResponse(cancel, 200, { toTag: inviteTx.toTag }));
+    if (target.tx.state !== 'proceeding' || inviteTx.final) return;
+    this.answer(target.key, sip.createResponse(inviteTx.request, 487, { toTag: inviteTx.toTag }));
+    if (inviteTx.gateway) this.cast(inviteTx.gateway, { type: 'sip.cancelled', key: target.key, callId: cancel.callId, reason: 'cancel' });
+  }
+
+  private onAck(ack: SipRequest): void {
+    if (ack.method !== 'ACK') return;
+    const dk = sip.requestDialogKey(ack);
+    const entry = dk ? this.dialogs.get(dk) : undefined;
+    if (!entry || !dk) return;
+    delete entry.twoXx;
+    this.cast(entry.gateway, { type: 'sip.ack', dialog: dk, callId: ack.callId, raw: sip.serializeMessage(ack).toString('latin1') });
+  }
+
+  private refuse(key: string, status: number, headers: SipHeader[] = [], reason?: string): void {
+    const tx = this.txs.get(key);
+    if (!tx) return;
+    this.answer(key, sip.createResponse(tx.request, status, { toTag: tx.toTag, headers, ...(reason ? { reason } : {}) }));
+  }
+
+  private answer(key: string, res: SipResponse): void {
+    const tx = this.txs.get(key);
+    if (tx && res.status >= 200) tx.final = true;
+    responsesTotal.inc({ status: String(res.status) });
+    this.run(this.table.respond(key, res, this.now()));
+  }
+
+  // ---- from the gateway ----
+
+  attach(tag: string, gateway: string): void {
+    const holder = this.tags.get(tag);
+    if (holder !== undefined && holder !== gateway) throw new CoreError('TAG_TAKEN', `tag ${tag} is attached by ${holder}`);
+    this.tags.set(tag, gateway);
+  }
+
+  detach(tag: string): boolean {
+    return this.tags.delete(tag);
+  }
+
+  respond(m: { key: string; status: number; reason?: string; headers?: SipHeader[]; body?: string; contentType?: string }): void {
+    const tx = this.txs.get(m.key);
+    if (!tx || tx.final) throw new CoreError('NO_TRANSACTION', `no transaction ${JSON.stringify(m.key)} waiting for an answer (unknown, answered or cancelled)`);
+    if (!Number.isInteger(m.status) || m.status < 101 || m.status > 699) throw new CoreError('INVALID', `status must be an integer from 101 to 699, not ${m.status}`);
+    const headers = checkHeaders(m.headers ?? []);
+    if (m.reason !== undefined && /[\r\n]/.test(m.reason)) throw new CoreError('INVALID', 'reason must be one line');
+    const contentType = m.contentType !== undefined ? parseContentType(m.contentType) : undefined;
+    const req = tx.request;
+    const isInvite2xx = req.method === 'INVITE' && m.status >= 200 && m.status < 300;
+    const hasContact = headers.some((h) => h.name.toLowerCase() === 'contact' || h.name === 'm');
+    const res = sip.createResponse(req, m.status, {
+      toTag: tx.toTag,
+      headers,
+      ...(m.reason !== undefined ? { reason: m.reason } : {}),
+      ...(m.body !== undefined ? { body: Buffer.from(m.body, 'latin1') } : {}),
+      ...(contentType ? { contentType } : {}),
+      ...(isInvite2xx && !hasContact ? { contact: [this.contact(tx.source.protocol)] } : {}),
+    });
+    if (isInvite2xx && !tx.dialog) {
+      const dialog = sip.createUasDialog(req, res);
+      const dk = sip.dialogKey(dialog.id);
+      this.dialogs.set(dk, { dialog, gateway: tx.gateway ?? '', source: tx.source });
+      tx.dialog = dk;
+      if (tx.gateway) this.cast(tx.gateway, { type: 'sip.dialog', key: m.key, dialog: dk, callId: req.callId });
+    }
+    this.answer(m.key, res);
+    const entry = tx.dialog ? this.dialogs.get(tx.dialog) : undefined;
+    if (entry && req.method === 'INVITE' && m.status >= 200) {
+      entry.dialog = sip.remoteInviteDone(entry.dialog);
+      if (isInvite2xx) {
+        entry.twoXx = { schedule: sip.start2xxRetransmit(this.now()), bytes: sip.serializeMessage(res) };
+        this.want(entry.twoXx.schedule.next);
+      }
+    }
+    if (entry && tx.dialog && req.method === 'BYE' && m.status >= 200 && m.status < 300) this.endDialog(tx.dialog, 'bye');
+    this.arm();
+  }
+
+  request(m: { dialog: string; method: string; headers?: SipHeader[]; body?: string; contentType?: string }): Promise<SipResponse> {
+    const entry = this.dialogs.get(m.dialog);
+    if (!entry) throw new CoreError('NO_DIALOG', `no dialog ${JSON.stringify(m.dialog)}`);
+    if (!/^[A-Z]+$/.test(m.method) || m.method === 'ACK' || m.method === 'CANCEL') throw new CoreError('INVALID', `method ${JSON.stringify(m.method)} cannot be sent in a dialog here`);
+    const headers = checkHeaders(m.headers ?? []);
+    const contentType = m.contentType !== undefined ? parseContentType(m.contentType) : undefined;
+    const body = m.body !== undefined ? Buffer.from(m.body, 'latin1') : undefined;
+    const { uri, route } = sip.routeFor(entry.dialog);
+    const next = route[0]?.uri ?? uri;
+    const size = (body?.length ?? 0) + 600;
+    const protocol: 'udp' | 'tcp' = sip.isSipUri(next) && (next.params.transport?.toLowerCase() === 'tcp' || entry.source.protocol === 'tcp' || size > UDP_MTU_LIMIT) ? 'tcp' : 'udp';
+    const dest: SipSource = sip.isSipUri(next) ? { protocol, address: next.host, port: next.port ?? 5060 } : entry.source;
+    const via = this.via(protocol);
+    const built = sip.createInDialogRequest(entry.dialog, m.method, { via, contact: [this.contact(protocol)], headers, ...(body ? { body } : {}), ...(contentType ? { contentType } : {}) });
+    entry.dialog = built.dialog;
+    return new Promise<SipResponse>((resolve, reject) => {
+      const { key, actions } = this.table.request(built.request, protocol === 'tcp', this.now());
+      this.clients.set(key, { dest, request: built.request, dialog: m.dialog, resolve, reject });
+      this.run(actions);
+      this.arm();
+    });
+  }
+
+  private onResponse(key: string, res: SipResponse): void {
+    const c = this.clients.get(key);
+    if (!c) return this.retransmitted2xx(res);
+    if (res.status < 200) {
+      if (c.outbound && !c.outbound.provisional) {
+        c.outbound.provisional = true;
+        if (c.outbound.cancelAsked) this.sendCancel(c);
+      }
+      return;
+    }
+    this.clients.delete(key);
+    if (c.outbound) {
+      this.outbound.delete(c.outbound.id);
+      if (res.status < 300) {
+        const dialog = sip.createUacDialog(c.request, res);
+        const dk = sip.dialogKey(dialog.id);
+        const ack = sip.serializeMessage(sip.createAckFor2xx(dialog, c.request, this.via(c.dest.protocol)));
+        this.dialogs.set(dk, { dialog, gateway: c.outbound.gateway, source: c.dest });
+        this.acks.set(dk, { bytes: ack, dest: c.dest });
+        this.sendTo(ack, c.dest);
+        (res as SipResponse & { dialogKey?: string }).dialogKey = dk;
+      }
+      return c.resolve(res);
+    }
+    const entry = c.dialog ? this.dialogs.get(c.dialog) : undefined;
+    if (entry && c.request.method === 'INVITE') {
+      entry.dialog = sip.localInviteDone(entry.dialog);
+      if (res.status < 300) this.sendTo(sip.serializeMessage(sip.createAckFor2xx(entry.dialog, c.request, this.via(c.dest.protocol))), c.dest);
+    }
+    if (c.request.method === 'BYE' && c.dialog) this.endDialog(c.dialog, 'bye');
+    c.resolve(res);
+  }
+
+  /** A 2xx again after its transaction handed the first up: ACK it again. */
+  private retransmitted2xx(res: SipResponse): void {
+    if (res.status < 200 || res.status >= 300 || res.cseq.method !== 'INVITE') return;
+    const dk = sip.responseDialogKey(res);
+    const ack = dk ? this.acks.get(dk) : undefined;
+    if (ack) this.sendTo(ack.bytes, ack.dest);
+  }
+
+  invite(m: { id: string; requestUri: string; gateway: string; from?: string; to?: string; headers?: SipHeader[]; body?: string; contentType?: string }): Promise<SipResponse & { dialogKey?: string }> {
+    if (this.outbound.has(m.id)) throw new CoreError('INVALID', `an INVITE with id ${JSON.stringify(m.id)} is in progress`);
+    let uri: sip.Uri;
+    let from: sip.NameAddr;
+    let to: sip.NameAddr;
+    try {
+      uri = sip.parseUri(m.requestUri, 'requestUri');
+      from = m.from !== undefined ? sip.parseNameAddr(m.from, 'from') : { uri: { scheme: 'sip', user: 'hostd', host: this.a.advertisedAddress, params: {}, headers: [] }, params: {} };
+      to = m.to !== undefined ? sip.parseNameAddr(m.to, 'to') : { uri, params: {} };
+    } catch (err) {
+      throw new CoreError('INVALID', (err as Error).message);
+    }
+    if (!sip.isSipUri(uri)) throw new CoreError('INVALID', `requestUri ${JSON.stringify(m.requestUri)} is not a SIP URI`);
+    const headers = checkHeaders(m.headers ?? []);
+    const contentType = m.contentType !== undefined ? parseContentType(m.contentType) : undefined;
+    const body = m.body !== undefined ? Buffer.from(m.body, 'latin1') : undefined;
+    const protocol: 'udp' | 'tcp' = uri.params.transport?.toLowerCase() === 'tcp' || (body?.length ?? 0) + 600 > UDP_MTU_LIMIT ? 'tcp' : 'udp';
+    const dest: SipSource = { protocol, address: uri.host.replace(/^\[|\]$/g, ''), port: uri.port ?? 5060 };
+    const req = sip.createRequest({
+      method: 'INVITE',
+      uri,
+      from: sip.withTag(from, sip.newTag(randomBytes(8))),
+      to,
+      callId: sip.newCallId(randomBytes(12), this.a.advertisedAddress),
+      cseq: 1,
+      via: this.via(protocol),
+      contact: [this.contact(protocol)],
+      headers,
+      ...(body ? { body } : {}),
+      ...(contentType ? { contentType } : {}),
+    });
+    return new Promise((resolve, reject) => {
+      const { key, actions } = this.table.request(req, protocol === 'tcp', this.now());
+      this.clients.set(key, { dest, request: req, outbound: { id: m.id, gateway: m.gateway, provisional: false, cancelAsked: false }, resolve, reject });
+      this.outbound.set(m.id, key);
+      this.run(actions);
+      this.arm();
+    });
+  }
+
+  cancel(id: string): boolean {
+    const key = this.outbound.get(id);
+    const c = key ? this.clients.get(key) : undefined;
+    if (!c?.outbound || c.outbound.cancelAsked) return false;
+    c.outbound.cancelAsked = true;
+    if (c.outbound.provisional) this.sendCancel(c);
+    this.arm();
+    return true;
+  }
+
+  /** §9.1: CANCEL in a transaction of its own, same branch as the INVITE; its response matters to nobody. */
+  private sendCancel(c: ClientTx): void {
+    const cancel = sip.createCancel(c.request);
+    const { key, actions } = this.table.request(cancel, c.dest.protocol === 'tcp', this.now());
+    this.clients.set(key, { dest: c.dest, request: cancel, resolve: () => undefined, reject: () => undefined });
+    this.run(actions);
+  }
+
+  private endDialog(dk: string, reason: 'bye' | 'no-ack'): void {
+    const entry = this.dialogs.get(dk);
+    if (!entry) return;
+    this.dialogs.delete(dk);
+    this.acks.delete(dk);
+    if (entry.gateway) this.cast(entry.gateway, { type: 'sip.dialogEnded', dialog: dk, callId: entry.dialog.id.callId, reason });
+  }
+
+  private contact(protocol: 'udp' | 'tcp'): sip.NameAddr {
+    const params: sip.Params = protocol === 'tcp' ? { transport: 'tcp' } : {};
+    return { uri: { scheme: 'sip', host: this.a.advertisedAddress, port: this.transport.port, params, headers: [] }, params: {} };
+  }
+
+  private via(protocol: 'udp' | 'tcp'): sip.Via {
+    return { protocol: 'SIP/2.0', transport: protocol.toUpperCase(), host: this.a.advertisedAddress, port: this.transport.port, params: { branch: sip.newBranch(randomBytes(10)), rport: null } };
+  }
+
+  // ---- the one timer ----
+
+  private nextDeadline(): number | undefined {
+    let min = this.table.nextDeadline();
+    for (const e of this.dialogs.values()) if (e.twoXx && (min === undefined || e.twoXx.schedule.next < min)) min = e.twoXx.schedule.next;
+    for (const tx of this.txs.values()) if (tx.answerBy !== undefined && !tx.final && (min === undefined || tx.answerBy < min)) min = tx.answerBy;
+    return min;
+  }
+
+  /** Refresh the gauges (called at the end of every entry point). */
+  arm(): void {
+    transactionsActive.set(this.table.size);
+    dialogsActive.set(this.dialogs.size);
+  }
+
+  /**
+   * A deadline was added: make sure the one real timer goes off by then. Deadlines are learnt
+   * from the actions as they are made (no scan of the table per message); a wake-up runs every
+   * due timer at its own deadline and re-arms for the next one, at most every MIN_TICK_MS.
+   */
+  private want(deadline: number): void {
+    if (this.timer && this.armedFor !== undefined && this.armedFor <= deadline) return;
+    if (this.timer) clearTimeout(this.timer);
+    const at = Math.max(deadline, this.lastFire + MIN_TICK_MS);
+    this.armedFor = at;
+    this.timer = this.setTimer(() => this.fire(), Math.max(0, Math.ceil(at - this.now())));
+  }
+
+  private fire(): void {
+    this.timer = null;
+    this.armedFor = undefined;
+    const now = this.now();
+    this.lastFire = now;
+    this.run(this.table.fire(now));
+    for (const [key, tx] of this.txs) {
+      if (tx.answerBy === undefined || tx.final || tx.answerBy > now) continue;
+      this.log.warn({ callId: tx.request.callId, method: tx.request.method }, 'gateway gave no final answer in time: 408');
+      this.refuse(key, 408, [], 'No Answer From Application');
+      if (tx.gateway && tx.request.method === 'INVITE' && !tx.dialog) this.cast(tx.gateway, { type: 'sip.cancelled', key, callId: tx.request.callId, reason: 'timeout' });
+    }
+    for (const [dk, e] of this.dialogs) {
+      if (!e.twoXx || e.twoXx.schedule.next > now) continue;
+      const r = sip.on2xxRetransmitTimer(e.twoXx.schedule);
+      if (r.retransmit) {
+        e.twoXx.schedule = r.schedule;
+        this.sendTo(e.twoXx.bytes, e.source.protocol === 'udp' ? this.udpTarget(e) : e.source);
+      } else {
+        this.log.warn({ callId: e.dialog.id.callId }, '2xx never acknowledged: dialog dropped');
+        this.endDialog(dk, 'no-ack');
+      }
+    }
+    const next = this.nextDeadline();
+    if (next !== undefined) this.want(next);
+    this.arm();
+  }
+
+  private udpTarget(e: DialogEntry): SipSource {
+    const top = sip.parseMessage(e.twoXx!.bytes);
+    const via = top.ok ? top.message.via[0] : undefined;
+    const t = via ? sip.responseTarget(via) : { host: e.source.address, port: e.source.port };
+    return { protocol: 'udp', address: t.host, port: t.port };
+  }
+
+  close(): void {
+    if (this.timer) clearTimeout(this.timer);
+    for (const c of this.clients.values()) c.reject(new CoreError('TIMEOUT', 'SIP server stopping'));
+    this.clients.clear();
+  }
+}
+
+function oneLine(s: string): string {
+  return s.replace(/[\r\n]+/g, ' ');
+}
+
+function checkHeaders(headers: SipHeader[]): SipHeader[] {
+  for (const h of headers) {
+    if (typeof h?.name !== 'string' || !/^[A-Za-z0-9!%'*+\-.^_`|~]+$/.test(h.name)) throw new CoreError('INVALID', `header name ${JSON.stringify(h?.name)} is not a token`);
+    if (typeof h.value !== 'string' || /[\r\n]/.test(h.value)) throw new CoreError('INVALID', `header ${h.name}: the value must be one line`);
+    if (/^(via|v|from|f|to|t|call-id|i|cseq|content-length|l|content-type|c)$/i.test(h.name)) throw new CoreError('INVALID', `header ${h.name} is set by the SIP server`);
+  }
+  return headers;
+}
+
+function parseContentType(text: string): sip.MediaType {
+  const m = /^\s*([!#$%&'*+\-.^_`|~\w]+)\/([!#$%&'*+\-.^_`|~\w]+)\s*$/.exec(text);
+  if (!m) throw new CoreError('INVALID', `contentType ${JSON.stringify(text)} is not type/subtype`);
+  return { type: m[1]!.toLowerCase(), subtype: m[2]!.toLowerCase(), params: {} };
+}
