@@ -2,7 +2,8 @@
  * The deployer actor: the deployment service's HTTP front (admin API, and the CI endpoints as they
  * land) over its records in LMDB (store.ts). Its state lives in the store, not in ctx.state: the
  * records are many and each change is its own transaction. `open` opens the store, seeds the
- * admin token of DEPLOYER_ADMIN_TOKEN (hashed), loads the job token key and listens.
+ * admin token of DEPLOYER_ADMIN_TOKEN (hashed), loads the job token key, listens and resumes the
+ * deployments a restart interrupted (runner.ts).
  */
 import { defineActor } from '../../runtime/index.js';
 import { openEnvironment } from '../../runtime/checkpoint/store.js';
@@ -12,6 +13,9 @@ import type { DeployerArgs, DeployerProtocol } from './messages.js';
 import { DeployerStore } from './store.js';
 import { loadJobKey } from './keys.js';
 import { handleHttp } from './http/front.js';
+import { Runner } from './runner.js';
+import { IacPusher } from './iac-push.js';
+import { join } from 'node:path';
 import type { Service } from './http/call.js';
 
 interface Live {
@@ -28,12 +32,14 @@ export default defineActor<DeployerProtocol, null, DeployerArgs, Live>({
     const a = ctx.args;
     const store = new DeployerStore(openEnvironment(a.stateDir));
     await store.seedToken(a.seedAdminToken === null ? null : { hash: adminTokenHash(a.seedAdminToken), scopes: ['admin'], label: 'DEPLOYER_ADMIN_TOKEN', createdAt: Date.now() });
-    const svc: Service = { store, args: a, log: ctx.log, jobKey: loadJobKey(a.stateDir, a.jobTokenKey) };
+    const runner = new Runner(store, new IacPusher(join(a.stateDir, 'deployer', 'iac')), ctx.log);
+    const svc: Service = { store, runner, args: a, log: ctx.log, jobKey: loadJobKey(a.stateDir, a.jobTokenKey) };
     const app = loadUws()
       .App()
       .any('/*', (res, req) => handleHttp(svc, res, req));
     const { socket, port } = await listen(app, a.host, a.port);
     ctx.log.info({ host: a.host, port }, 'deployment service listening');
+    runner.resumeAll();
     return { svc, app, socket, port };
   },
   close: ({ app, socket }) => closeApp(app, socket),

@@ -9,10 +9,12 @@ import { adminTokenMatches, permits, type Need } from '../../../protocols/deploy
 import type { DeployerArgs } from '../messages.js';
 import type { DeployerStore, TokenRecord } from '../store.js';
 import type { Reply } from './respond.js';
+import type { Runner } from '../runner.js';
 
-/** What the handlers share: the store, the arguments, the log and the job token key. */
+/** What the handlers share: the store, the runner of deployments, the arguments, the log and the job token key. */
 export interface Service {
   store: DeployerStore;
+  runner: Runner;
   args: DeployerArgs;
   log: Logger;
   jobKey: Uint8Array;

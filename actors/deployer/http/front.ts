@@ -8,10 +8,11 @@
 import { Router } from '../../../runtime/http/router.js';
 import type { HttpRequest, HttpResponse } from '../../../runtime/http/uws.js';
 import { adminRoutes } from './admin.js';
+import { deployRoutes } from './deploy.js';
 import type { Call, Service } from './call.js';
 import { readBody, reply, sendFailure, sendRefusal } from './respond.js';
 
-const router = new Router<Call, Promise<void> | void>([...adminRoutes]);
+const router = new Router<Call, Promise<void> | void>([...adminRoutes, ...deployRoutes]);
 
 /** Routes whose body is not a small JSON document (the deploy upload streams its own). */
 const STREAMED = new Set<string>(['/api/deploy']);
@@ -26,7 +27,8 @@ export function handleHttp(svc: Service, res: HttpResponse, req: HttpRequest): v
     const allow = m.allow.join(', ');
     return sendRefusal(r, { status: 405, code: 'METHOD_NOT_ALLOWED', message: `${method} is not allowed on ${m.path.replace(/:(\w+)/g, '{$1}')} (${allow})` }, [['Allow', allow]]);
   }
-  const hasBody = (method === 'POST' || method === 'PUT') && !STREAMED.has(m.route.path);
+  const withBody = method === 'POST' || method === 'PUT';
+  const hasBody = withBody && !STREAMED.has(m.route.path);
   const call: Call = {
     svc,
     r,
@@ -44,7 +46,7 @@ export function handleHttp(svc: Service, res: HttpResponse, req: HttpRequest): v
     try {
       await m.route.handle(call, m.params);
     } catch (err) {
-      sendFailure(r, err, svc.log, `${method} ${m.route.path}`, hasBody);
+      sendFailure(r, err, svc.log, `${method} ${m.route.path}`, withBody);
     }
   })();
 }

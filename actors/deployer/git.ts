@@ -1,0 +1,45 @@
+/**
+ * A thin wrapper over the git command line (Debian `git`): execFile with explicit arguments,
+ * never a shell, with an environment that reads no user or system configuration, never prompts
+ * for credentials, and commits as the deployment service. A failure is a GitError carrying git's
+ * stderr, which the pusher reads (a rejected push, a hook's refusal).
+ */
+import { execFile } from 'node:child_process';
+
+export class GitError extends Error {
+  constructor(
+    readonly args: readonly string[],
+    readonly stderr: string,
+    readonly exitCode: number | null,
+  ) {
+    super(`git ${args[0] ?? ''} failed${exitCode === null ? '' : ` (exit ${exitCode})`}: ${stderr.trim().split('\n').slice(-5).join(' | ')}`);
+    this.name = 'GitError';
+  }
+}
+
+/** Longest a git command may run (a fetch or push of a large IaC repository over a slow link). */
+const GIT_TIMEOUT_MS = 120_000;
+
+const ENV: NodeJS.ProcessEnv = {
+  PATH: process.env.PATH ?? '/usr/bin:/bin',
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: '/dev/null',
+  GIT_TERMINAL_PROMPT: '0',
+  GIT_ASKPASS: '/bin/false',
+  GIT_SSH_COMMAND: 'ssh -o BatchMode=yes',
+  GIT_AUTHOR_NAME: 'hostd deployer',
+  GIT_AUTHOR_EMAIL: 'deployer@hostd.invalid',
+  GIT_COMMITTER_NAME: 'hostd deployer',
+  GIT_COMMITTER_EMAIL: 'deployer@hostd.invalid',
+  LC_ALL: 'C',
+};
+
+/** Run `git <args>` in `cwd`; resolves with stdout, rejects with a GitError. */
+export function git(cwd: string, args: readonly string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile('git', args as string[], { cwd, env: ENV, timeout: GIT_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
+      if (err) reject(new GitError(args, String(stderr), typeof err.code === 'number' ? err.code : null));
+      else resolve(String(stdout));
+    });
+  });
+}
