@@ -13,6 +13,7 @@ import type { DeployerArgs, DeployerProtocol } from './messages.js';
 import { DeployerStore } from './store.js';
 import { loadJobKey } from './keys.js';
 import { handleHttp } from './http/front.js';
+import { streamCount } from './http/events.js';
 import { Runner } from './runner.js';
 import { IacPusher } from './iac-push.js';
 import { join } from 'node:path';
@@ -44,6 +45,6 @@ export default defineActor<DeployerProtocol, null, DeployerArgs, Live>({
   },
   close: ({ app, socket }) => closeApp(app, socket),
   handlers: {
-    info: (_msg, _ctx, { port }) => ({ port }),
+    info: (_msg, _ctx, { port }) => ({ port, streams: streamCount() }),
   },
 });

@@ -2,11 +2,11 @@
 import type { Protocol } from '../../runtime/index.js';
 
 export type DeployerMsg =
-  /** The bound port (tests listen on port 0). */
+  /** The bound port (tests listen on port 0) and the event streams open now. */
   { type: 'info' };
 
 export interface DeployerReplies {
-  info: { port: number };
+  info: { port: number; streams: number };
 }
 
 export type DeployerProtocol = Protocol<DeployerMsg, DeployerReplies>;
