@@ -34,12 +34,17 @@ const ENV: NodeJS.ProcessEnv = {
   LC_ALL: 'C',
 };
 
-/** Run `git <args>` in `cwd`; resolves with stdout, rejects with a GitError. */
-export function git(cwd: string, args: readonly string[]): Promise<string> {
+/** Run `git <args>` in `cwd`; resolves with stdout as text, rejects with a GitError. */
+export async function git(cwd: string, args: readonly string[]): Promise<string> {
+  return (await gitBytes(cwd, args)).toString('utf8');
+}
+
+/** The same, with stdout as bytes (file contents: `git cat-file blob`). */
+export function gitBytes(cwd: string, args: readonly string[]): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    execFile('git', args as string[], { cwd, env: ENV, timeout: GIT_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
-      if (err) reject(new GitError(args, String(stderr), typeof err.code === 'number' ? err.code : null));
-      else resolve(String(stdout));
+    execFile('git', args as string[], { cwd, env: ENV, timeout: GIT_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024, encoding: 'buffer' }, (err, stdout, stderr) => {
+      if (err) reject(new GitError(args, stderr.toString('utf8'), typeof err.code === 'number' ? err.code : null));
+      else resolve(stdout);
     });
   });
 }

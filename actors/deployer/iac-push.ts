@@ -20,6 +20,9 @@ import type { PreparedChart } from '../../protocols/deploy/chart-files.js';
 import { git, GitError } from './git.js';
 import type { IacRepoRecord } from './store.js';
 
+/** Where the clone keeps the remote branch's tip as last fetched. */
+const TIP = 'refs/remotes/origin/deploy-tip';
+
 /** Tries of one push when others keep landing first. */
 export const MAX_ATTEMPTS = 5;
 /** How far back on the branch a deployment's own commit is looked for. */
@@ -69,14 +72,33 @@ export class IacPusher {
 
   constructor(private readonly root: string) {}
 
-  /** Run `job` on `repo` after every push already queued on that repository. */
+  /** Run `job` on `repo` after everything already queued on that repository. */
   push(repo: IacRepoRecord, job: PushJob): Promise<PushResult> {
-    const before = this.queues.get(repo.id) ?? Promise.resolve();
-    const run = before.catch(() => undefined).then(() => this.pushNow(repo, job));
-    this.queues.set(repo.id, run);
-    void run.finally(() => {
-      if (this.queues.get(repo.id) === run) this.queues.delete(repo.id);
-    }).catch(() => undefined);
+    return this.enqueue(repo.id, () => this.pushNow(repo, job));
+  }
+
+  /**
+   * Read the remote branch's tip (fetched now) with `fn`, in the repository's queue (a fetch
+   * moves the clone's refs, so it must not run in the middle of a push); `tip` is null when the
+   * branch does not exist yet.
+   */
+  read<T>(repo: IacRepoRecord, fn: (dir: string, tip: string | null) => Promise<T>): Promise<T> {
+    return this.enqueue(repo.id, async () => {
+      const dir = await this.clone(repo);
+      const exists = await this.fetch(dir, await this.branchOf(dir, repo));
+      return fn(dir, exists ? TIP : null);
+    });
+  }
+
+  private enqueue<T>(repoId: number, fn: () => Promise<T>): Promise<T> {
+    const before = this.queues.get(repoId) ?? Promise.resolve();
+    const run = before.catch(() => undefined).then(fn);
+    this.queues.set(repoId, run);
+    void run
+      .finally(() => {
+        if (this.queues.get(repoId) === run) this.queues.delete(repoId);
+      })
+      .catch(() => undefined);
     return run;
   }
 
@@ -96,7 +118,7 @@ export class IacPusher {
       if (exists) {
         const own = await this.ownCommit(dir, job.deploymentId);
         if (own !== null) return { commit: own, changed: true, found: true, branch };
-        await git(dir, ['checkout', '-q', '-f', '-B', 'deploy', 'refs/remotes/origin/deploy-tip']);
+        await git(dir, ['checkout', '-q', '-f', '-B', 'deploy', TIP]);
       } else {
         // an empty remote: the first commit of the branch
         await git(dir, ['checkout', '-q', '-f', '--orphan', `deploy-${Date.now()}`]);
@@ -149,12 +171,12 @@ export class IacPusher {
   private async fetch(dir: string, branch: string): Promise<boolean> {
     const tip = await git(dir, ['ls-remote', '--heads', 'origin', `refs/heads/${branch}`]);
     if (tip.trim() === '') return false;
-    await git(dir, ['fetch', '-q', '--no-tags', '--force', 'origin', `+refs/heads/${branch}:refs/remotes/origin/deploy-tip`]);
+    await git(dir, ['fetch', '-q', '--no-tags', '--force', 'origin', `+refs/heads/${branch}:${TIP}`]);
     return true;
   }
 
   private async ownCommit(dir: string, deploymentId: string): Promise<string | null> {
-    const out = await git(dir, ['log', `-n${OWN_COMMIT_DEPTH}`, '--format=%H%x1f%B%x1e', 'refs/remotes/origin/deploy-tip']);
+    const out = await git(dir, ['log', `-n${OWN_COMMIT_DEPTH}`, '--format=%H%x1f%B%x1e', TIP]);
     for (const rec of out.split('\x1e')) {
       const [sha, message] = rec.replace(/^\n/, '').split('\x1f');
       if (sha && message !== undefined && deploymentIdOf(message) === deploymentId) return sha;

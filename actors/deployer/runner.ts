@@ -40,7 +40,7 @@ export class Runner {
 
   constructor(
     private readonly store: DeployerStore,
-    private readonly pusher: IacPusher,
+    readonly pusher: IacPusher,
     private readonly log: Logger,
   ) {}
 

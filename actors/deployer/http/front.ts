@@ -10,10 +10,11 @@ import type { HttpRequest, HttpResponse } from '../../../runtime/http/uws.js';
 import { adminRoutes } from './admin.js';
 import { deployRoutes } from './deploy.js';
 import { eventRoutes } from './events.js';
+import { currentRoutes } from './current.js';
 import type { Call, Service } from './call.js';
 import { readBody, reply, sendFailure, sendRefusal } from './respond.js';
 
-const router = new Router<Call, Promise<void> | void>([...adminRoutes, ...deployRoutes, ...eventRoutes]);
+const router = new Router<Call, Promise<void> | void>([...adminRoutes, ...deployRoutes, ...eventRoutes, ...currentRoutes]);
 
 /** Routes whose body is not a small JSON document (the deploy upload streams its own). */
 const STREAMED = new Set<string>(['/api/deploy']);
