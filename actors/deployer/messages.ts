@@ -27,6 +27,8 @@ export interface DeployerArgs {
   maxUploadBytes: number;
   /** largest JSON request body, bytes (413 above) */
   maxBodyBytes: number;
+  /** the GitLab whose job API verifies non-local job tokens, or null (local tokens only) */
+  gitlabUrl: string | null;
   /** SSE heartbeat interval while a deployment is not terminal */
   heartbeatMs: number;
 }

@@ -17,6 +17,7 @@ export const deployerSettings = {
   jobTokenKey: str({ env: 'DEPLOYER_JOB_TOKEN_KEY', flag: 'deployer-job-token-key', description: 'HMAC key of local job tokens (base64 of at least 32 bytes); empty: generated once and kept in the state directory', expect: 'base64 of at least 32 bytes, or empty', default: '', valid: (v) => v === '' || decodeJobKey(v) !== null }),
   maxUploadBytes: int({ env: 'DEPLOYER_MAX_UPLOAD_BYTES', flag: 'deployer-max-upload-bytes', description: 'Largest chart upload (413 above)', min: 1024, max: 1024 ** 3, default: DEFAULT_UPLOAD_BYTES }),
   maxBodyBytes: int({ env: 'DEPLOYER_MAX_BODY_BYTES', flag: 'deployer-max-body-bytes', description: 'Largest JSON request body (413 above)', min: 1024, max: 64 * 1024 * 1024, default: 1024 * 1024 }),
+  gitlabUrl: str({ env: 'DEPLOYER_GITLAB_URL', flag: 'deployer-gitlab-url', description: 'GitLab whose job API (GET /api/v4/job) verifies CI job tokens that are not local ones; empty: local job tokens only', expect: 'an http(s) URL, or empty', default: '', valid: (v) => v === '' || /^https?:\/\/[^/\s]+\/?[^\s]*$/.test(v) }),
   heartbeatMs: int({ env: 'DEPLOYER_SSE_HEARTBEAT_MS', flag: 'deployer-sse-heartbeat-ms', description: 'Interval of the SSE heartbeat while a deployment is not terminal', min: 10, max: 3_600_000, default: 15_000 }),
 };
 
@@ -38,6 +39,7 @@ export function deployerArgs(stateDir: string, v: DeployerValues): DeployerArgs 
     jobTokenKey: v.jobTokenKey,
     maxUploadBytes: v.maxUploadBytes,
     maxBodyBytes: v.maxBodyBytes,
+    gitlabUrl: v.gitlabUrl === '' ? null : v.gitlabUrl,
     heartbeatMs: v.heartbeatMs,
   };
 }

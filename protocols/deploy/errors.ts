@@ -43,7 +43,9 @@ export type RefusalCode =
   | 'NO_SUCH_ENDPOINT'
   | 'METHOD_NOT_ALLOWED'
   /** a request body above its cap */
-  | 'BODY_TOO_LARGE';
+  | 'BODY_TOO_LARGE'
+  /** the CI job verifier (GitLab) cannot be reached or answers nonsense (502) */
+  | 'VERIFIER_UNAVAILABLE';
 
 export interface Refusal {
   status: RefusalStatus;

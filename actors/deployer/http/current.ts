@@ -16,7 +16,7 @@ import { CHART_YAML } from '../../../protocols/deploy/chart-rules.js';
 import { chartName } from '../../../protocols/deploy/chart-version.js';
 import { refuse, unwrap } from '../../../protocols/deploy/errors.js';
 import { iacPath } from '../../../protocols/deploy/iac.js';
-import { verifyJobToken } from '../../../protocols/deploy/job-tokens.js';
+import { verifyJob } from '../job-auth.js';
 import { selectEnvironment } from '../../../protocols/deploy/selection.js';
 import { parseValues, VALUES_FILE } from '../../../protocols/deploy/values.js';
 import { git, gitBytes } from '../git.js';
@@ -29,7 +29,7 @@ const route = routeFor<Call, Promise<void> | void>();
 async function target(call: Call) {
   const { svc } = call;
   const req = unwrap(checkJobBody(await readJson(call.body)));
-  const claims = unwrap(verifyJobToken(svc.jobKey, req.jobToken, { repoKey: req.repoKey, jobId: req.jobId }, Date.now()));
+  const claims = await verifyJob(svc.jobKey, svc.args.gitlabUrl, req);
   const { environment } = unwrap(selectEnvironment(svc.store.listApps(), [...svc.store.environments.getRange()].map((e) => e.value), { repoKey: req.repoKey, ref: claims.ref, environment: req.environment }));
   const path = iacPath(environment.iacPath, 'iacPath', 'IAC_PATH_OUTSIDE');
   const repo = svc.store.iacRepos.get(environment.iacRepoId) ?? refuse(404, 'CHART_NOT_FOUND', `the IaC repository ${environment.iacRepoId} of environment ${JSON.stringify(environment.name)} no longer exists`);

@@ -18,7 +18,7 @@ import { attempt, Refused, unwrap } from '../../../protocols/deploy/errors.js';
 import { prepareChart } from '../../../protocols/deploy/chart-files.js';
 import { selectEnvironment } from '../../../protocols/deploy/selection.js';
 import { queueDeployment } from '../../../protocols/deploy/status.js';
-import { verifyJobToken } from '../../../protocols/deploy/job-tokens.js';
+import { verifyJob } from '../job-auth.js';
 import { routeFor } from '../../../runtime/http/router.js';
 import { readChart } from '../chart-reader.js';
 import type { DeploymentRecord } from '../store.js';
@@ -96,7 +96,7 @@ export const deployRoutes = [
     try {
       const parts = await received;
       const form = unwrap(checkDeployForm(parts));
-      const claims = unwrap(verifyJobToken(svc.jobKey, form.jobToken, { repoKey: form.repoKey, jobId: form.jobId }, Date.now()));
+      const claims = await verifyJob(svc.jobKey, svc.args.gitlabUrl, form);
       const { app, environment } = unwrap(selectEnvironment(svc.store.listApps(), [...svc.store.environments.getRange()].map((e) => e.value), { repoKey: form.repoKey, ref: claims.ref, environment: form.environment }));
       const bytes = await readFile(upload);
       const chart = await readChart(bytes, { keepContents: true });
