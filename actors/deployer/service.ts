@@ -5,6 +5,7 @@ import { DEFAULT_MONITOR_TIMEOUT_SECS, MONITOR_TIMEOUT_MAX, MONITOR_TIMEOUT_MIN 
 import { isLoopback } from '../media-bridge/auth.js';
 import { DEPLOYER_ID, type DeployerArgs } from './messages.js';
 import { decodeJobKey } from './keys.js';
+import { deployerCommand } from './cli.js';
 
 /** Helm's own loader refuses a chart archive above this; the upload cap defaults to it (docs/deployer.md "Chart tarballs"). */
 const DEFAULT_UPLOAD_BYTES = 10 * 1024 * 1024;
@@ -47,6 +48,7 @@ export function deployerArgs(stateDir: string, v: DeployerValues): DeployerArgs 
 export const service = defineService({
   name: 'deployer',
   settings: deployerSettings,
+  command: deployerCommand,
   supervisor: ({ settings, values }) => ({
     id: 'deployer.supervisor',
     children: [{ id: DEPLOYER_ID, module: DEPLOYER_MODULE, args: deployerArgs(settings.stateDir, values), shutdownMs: 10_000 }],

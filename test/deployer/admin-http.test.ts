@@ -5,6 +5,8 @@
  */
 import test from 'ava';
 import { existsSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { newAdminToken, startDeployer, type Deployer } from '../helpers/deployer.js';
 import { deployerArgs, deployerSettings } from '../../actors/deployer/service.js';
@@ -290,4 +292,16 @@ test('settings: a non-loopback host without an admin token is refused; defaults 
   t.throws(() => resolve(deployerSettings, {}, { DEPLOY_MONITOR_TIMEOUT_SECS: '0' }));
   t.throws(() => resolve(deployerSettings, {}, { DEPLOYER_ADMIN_TOKEN: 'short' }));
   t.throws(() => resolve(deployerSettings, {}, { DEPLOYER_JOB_TOKEN_KEY: 'c2hvcnQ=' }));
+});
+
+test('hostd deployer token create issues a token a running service accepts at once; bad scopes exit 2', async (t) => {
+  const d = await startDeployer(t);
+  const main = fileURLToPath(new URL('../../workers/main.js', import.meta.url));
+  const token = execFileSync(process.execPath, [main, 'deployer', 'token', 'create', '--state-dir', d.stateDir, '--scopes', 'read,iac:3', '--label', 'ci bot'], { encoding: 'utf8' }).trim();
+  t.regex(token, /^hdt_[A-Za-z0-9_-]{43}$/);
+  const me = await d.call('GET', '/api/session/me', undefined, token);
+  t.deepEqual({ scopes: me.body.scopes, label: me.body.label }, { scopes: ['read', 'iac:3'], label: 'ci bot' });
+  const bad = spawnSync(process.execPath, [main, 'deployer', 'token', 'create', '--state-dir', d.stateDir, '--scopes', 'root'], { encoding: 'utf8' });
+  t.is(bad.status, 2);
+  t.is(bad.stderr.trim(), 'hostd deployer: --scopes[0] must be admin, read or iac:<iacRepoId>; got "root"');
 });
