@@ -69,6 +69,8 @@ const isNonFastForward = (stderr: string) => /\[rejected\][^\n]*\((fetch first|n
 
 export class IacPusher {
   private readonly queues = new Map<number, Promise<unknown>>();
+  /** clones used since this process started (stale locks are removed at first use) */
+  private readonly opened = new Set<number>();
 
   constructor(private readonly root: string) {}
 
@@ -154,8 +156,14 @@ export class IacPusher {
       await git(dir, ['init', '-q']);
       await git(dir, ['remote', 'add', 'origin', repo.url]);
     } else {
+      if (!this.opened.has(repo.id)) {
+        // a git killed with the daemon (kill -9) leaves its lock; pushes to one repository run one
+        // at a time and this process is the clone's only user, so a lock found now is stale
+        for (const lock of ['index.lock', 'HEAD.lock', 'config.lock', 'shallow.lock']) await rm(join(dir, '.git', lock), { force: true });
+      }
       await git(dir, ['remote', 'set-url', 'origin', repo.url]);
     }
+    this.opened.add(repo.id);
     return dir;
   }
 

@@ -104,7 +104,12 @@ export class Runner {
       if (d.status === 'validating') d = await this.change(id, { kind: 'advance', to: 'pushing', message: `pushing ${d.chartVersion} to ${repo.name} at ${d.iacPath}` });
       const message = commitMessage({ app: d.appName, environment: d.environmentName, version: d.version, jobId: d.jobId, sourceSha: d.sha, iacPath: d.iacPath, deploymentId: d.id });
       const pushed = await this.pusher.push(repo, { deploymentId: d.id, iacPath: d.iacPath, chart, message });
-      const what = pushed.changed ? `pushed commit ${pushed.commit.slice(0, 12)} to ${repo.name} ${pushed.branch}` : `the chart is already at ${repo.name} ${pushed.branch} ${pushed.commit.slice(0, 12)}: nothing to commit`;
+      const sha = pushed.commit.slice(0, 12);
+      const what = pushed.found
+        ? `commit ${sha} of this deployment is already on ${repo.name} ${pushed.branch} (pushed before a restart)`
+        : pushed.changed
+          ? `pushed commit ${sha} to ${repo.name} ${pushed.branch}`
+          : `the chart is already at ${repo.name} ${pushed.branch} ${sha}: nothing to commit`;
       d = await this.change(id, { kind: 'advance', to: 'pushed', message: what }, { commit: pushed.commit });
       step = 'monitor';
     }
