@@ -8,14 +8,14 @@
  * one is set (`hasCredential`).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { decodeParam, routeFor } from '../../../runtime/http/router.js';
+import { decodeParam, routeFor, type Params, type Route } from '../../../runtime/http/router.js';
 import { checkApp, checkCluster, checkEnvironment, checkIacRepo, checkJobTokenRequest, NAME_RULE } from '../../../protocols/deploy/api.js';
 import { adminToken, adminTokenHash, environmentNeed, scopeList } from '../../../protocols/deploy/admin-scopes.js';
-import { refuse, unwrap } from '../../../protocols/deploy/errors.js';
+import { refuse, unwrap, type Result } from '../../../protocols/deploy/errors.js';
 import { MAX_ID, onlyKnown, own, textValue } from '../../../protocols/deploy/fields.js';
 import { mintJobToken } from '../../../protocols/deploy/job-tokens.js';
 import { deploymentView } from '../../../protocols/deploy/status.js';
-import type { ClusterRecord, EnvironmentRecord, IacRepoRecord } from '../store.js';
+import type { AppRecord, ClusterRecord, DeployerStore, EnvironmentRecord, IacRepoRecord } from '../store.js';
 import { authenticate, authorize, type Call } from './call.js';
 import { readJson, send, sendJson } from './respond.js';
 
@@ -41,6 +41,63 @@ const environmentView = (e: EnvironmentRecord) => ({
 
 const noContent = (call: Call) => send(call.r, 204, '');
 
+/**
+ * The five routes of an admin-only record kind (IaC repositories, clusters, apps): list and get
+ * with `read`; create, replace and delete with `admin`.
+ */
+function adminResource<I, R>(o: {
+  path: string;
+  what: string;
+  check: (body: unknown) => Result<I>;
+  view: (rec: R) => unknown;
+  list: (store: DeployerStore) => R[];
+  get: (store: DeployerStore, id: number) => R | undefined;
+  put: (store: DeployerStore, id: number | null, input: I) => Promise<R>;
+  remove: (store: DeployerStore, id: number) => Promise<void>;
+}): Route<Call, Promise<void> | void>[] {
+  const one = `${o.path}/:id`;
+  const idOf = (params: Params) => pathId(params.id ?? '', o.what);
+  return [
+    { method: 'GET', path: o.path, handle: (call) => (authorize(call, { kind: 'read' }), sendJson(call.r, 200, o.list(call.svc.store).map(o.view))) },
+    {
+      method: 'POST',
+      path: o.path,
+      handle: async (call) => {
+        authorize(call, { kind: 'admin' });
+        const input = unwrap(o.check(await readJson(call.body)));
+        sendJson(call.r, 201, o.view(await o.put(call.svc.store, null, input)));
+      },
+    },
+    {
+      method: 'GET',
+      path: one,
+      handle: (call, params) => {
+        authorize(call, { kind: 'read' });
+        const rec = o.get(call.svc.store, idOf(params));
+        sendJson(call.r, 200, o.view(rec ?? refuse(404, 'NOT_FOUND', `no ${o.what} ${params.id}`)));
+      },
+    },
+    {
+      method: 'PUT',
+      path: one,
+      handle: async (call, params) => {
+        authorize(call, { kind: 'admin' });
+        const input = unwrap(o.check(await readJson(call.body)));
+        sendJson(call.r, 200, o.view(await o.put(call.svc.store, idOf(params), input)));
+      },
+    },
+    {
+      method: 'DELETE',
+      path: one,
+      handle: async (call, params) => {
+        authorize(call, { kind: 'admin' });
+        await o.remove(call.svc.store, idOf(params));
+        noContent(call);
+      },
+    },
+  ];
+}
+
 /** POST /api/tokens {scopes, label?}: a new admin token, shown once. */
 function tokenRequest(o: Record<string, unknown>): { scopes: ReturnType<typeof scopeList>; label: string } {
   onlyKnown(o, ['scopes', 'label'], 'body');
@@ -63,83 +120,9 @@ export const adminRoutes = [
     sendJson(call.r, 201, { id: rec.id, token, scopes: rec.scopes, label: rec.label });
   }),
 
-  // ---- IaC repositories (admin)
-  route('GET', '/api/iac-repos', (call) => {
-    authorize(call, { kind: 'read' });
-    sendJson(call.r, 200, call.svc.store.listIacRepos().map(iacRepoView));
-  }),
-  route('POST', '/api/iac-repos', async (call) => {
-    authorize(call, { kind: 'admin' });
-    const input = unwrap(checkIacRepo(await readJson(call.body)));
-    sendJson(call.r, 201, iacRepoView(await call.svc.store.putIacRepo(null, input)));
-  }),
-  route('GET', '/api/iac-repos/:id', (call, { id }) => {
-    authorize(call, { kind: 'read' });
-    const rec = call.svc.store.iacRepos.get(pathId(id, 'IaC repository'));
-    sendJson(call.r, 200, iacRepoView(rec ?? refuse(404, 'NOT_FOUND', `no IaC repository ${id}`)));
-  }),
-  route('PUT', '/api/iac-repos/:id', async (call, { id }) => {
-    authorize(call, { kind: 'admin' });
-    const input = unwrap(checkIacRepo(await readJson(call.body)));
-    sendJson(call.r, 200, iacRepoView(await call.svc.store.putIacRepo(pathId(id, 'IaC repository'), input)));
-  }),
-  route('DELETE', '/api/iac-repos/:id', async (call, { id }) => {
-    authorize(call, { kind: 'admin' });
-    await call.svc.store.deleteIacRepo(pathId(id, 'IaC repository'));
-    noContent(call);
-  }),
-
-  // ---- clusters (admin)
-  route('GET', '/api/clusters', (call) => {
-    authorize(call, { kind: 'read' });
-    sendJson(call.r, 200, call.svc.store.listClusters().map(clusterView));
-  }),
-  route('POST', '/api/clusters', async (call) => {
-    authorize(call, { kind: 'admin' });
-    const input = unwrap(checkCluster(await readJson(call.body)));
-    sendJson(call.r, 201, clusterView(await call.svc.store.putCluster(null, input)));
-  }),
-  route('GET', '/api/clusters/:id', (call, { id }) => {
-    authorize(call, { kind: 'read' });
-    const rec = call.svc.store.clusters.get(pathId(id, 'cluster'));
-    sendJson(call.r, 200, clusterView(rec ?? refuse(404, 'NOT_FOUND', `no cluster ${id}`)));
-  }),
-  route('PUT', '/api/clusters/:id', async (call, { id }) => {
-    authorize(call, { kind: 'admin' });
-    const input = unwrap(checkCluster(await readJson(call.body)));
-    sendJson(call.r, 200, clusterView(await call.svc.store.putCluster(pathId(id, 'cluster'), input)));
-  }),
-  route('DELETE', '/api/clusters/:id', async (call, { id }) => {
-    authorize(call, { kind: 'admin' });
-    await call.svc.store.deleteCluster(pathId(id, 'cluster'));
-    noContent(call);
-  }),
-
-  // ---- apps (admin)
-  route('GET', '/api/apps', (call) => {
-    authorize(call, { kind: 'read' });
-    sendJson(call.r, 200, call.svc.store.listApps());
-  }),
-  route('POST', '/api/apps', async (call) => {
-    authorize(call, { kind: 'admin' });
-    const input = unwrap(checkApp(await readJson(call.body)));
-    sendJson(call.r, 201, await call.svc.store.putApp(null, input));
-  }),
-  route('GET', '/api/apps/:appId', (call, { appId }) => {
-    authorize(call, { kind: 'read' });
-    const rec = call.svc.store.apps.get(pathId(appId, 'app'));
-    sendJson(call.r, 200, rec ?? refuse(404, 'NOT_FOUND', `no app ${appId}`));
-  }),
-  route('PUT', '/api/apps/:appId', async (call, { appId }) => {
-    authorize(call, { kind: 'admin' });
-    const input = unwrap(checkApp(await readJson(call.body)));
-    sendJson(call.r, 200, await call.svc.store.putApp(pathId(appId, 'app'), input));
-  }),
-  route('DELETE', '/api/apps/:appId', async (call, { appId }) => {
-    authorize(call, { kind: 'admin' });
-    await call.svc.store.deleteApp(pathId(appId, 'app'));
-    noContent(call);
-  }),
+  ...adminResource({ path: '/api/iac-repos', what: 'IaC repository', check: checkIacRepo, view: iacRepoView, list: (st) => st.listIacRepos(), get: (st, id) => st.iacRepos.get(id), put: (st, id, input) => st.putIacRepo(id, input), remove: (st, id) => st.deleteIacRepo(id) }),
+  ...adminResource({ path: '/api/clusters', what: 'cluster', check: checkCluster, view: clusterView, list: (st) => st.listClusters(), get: (st, id) => st.clusters.get(id), put: (st, id, input) => st.putCluster(id, input), remove: (st, id) => st.deleteCluster(id) }),
+  ...adminResource({ path: '/api/apps', what: 'app', check: checkApp, view: (x: AppRecord) => x, list: (st) => st.listApps(), get: (st, id) => st.apps.get(id), put: (st, id, input) => st.putApp(id, input), remove: (st, id) => st.deleteApp(id) }),
 
   // ---- environments (the scope of their IaC repository)
   route('GET', '/api/apps/:appId/environments', (call, { appId }) => {

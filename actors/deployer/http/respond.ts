@@ -4,7 +4,6 @@
  * bodies read with a cap (413 above it). Any error that is not a refusal is a 500 INTERNAL, logged.
  */
 import type { Logger } from 'pino';
-import type { HttpResponse } from '../../../runtime/http/uws.js';
 import { refusalBody, Refused, refuse, unwrap, type Refusal } from '../../../protocols/deploy/errors.js';
 import { parseJsonObject } from '../../../protocols/deploy/api.js';
 import type { Body } from '../../../protocols/deploy/fields.js';
@@ -12,23 +11,8 @@ import { errorBody, statusLine } from '../../../protocols/objstore/errors.js';
 
 export type Headers = Array<[string, string]>;
 
-export interface Reply {
-  res: HttpResponse;
-  aborted: boolean;
-  done: boolean;
-  /** Run `fn` when the client goes away before the answer is complete (at once if it has). */
-  onAbort(fn: () => void): void;
-}
-
-export function reply(res: HttpResponse): Reply {
-  const hooks: Array<() => void> = [];
-  const r: Reply = { res, aborted: false, done: false, onAbort: (fn) => (r.aborted ? fn() : void hooks.push(fn)) };
-  res.onAborted(() => {
-    r.aborted = true;
-    for (const fn of hooks.splice(0)) fn();
-  });
-  return r;
-}
+export { reply, type Reply } from '../../../runtime/http/reply.js';
+import type { Reply } from '../../../runtime/http/reply.js';
 
 /** Answer once; `close` ends the connection too (a refusal while the body may still be arriving). */
 export function send(r: Reply, status: number, body: string | Uint8Array, headers: Headers = [], contentType?: string, close = false): void {

@@ -7,32 +7,9 @@ import { StoreError } from '../store/context.js';
 
 export type Headers = Array<[string, string]>;
 
-/** A request's state as far as the handlers care: uWS responses are unusable once aborted. */
-export interface Reply {
-  res: HttpResponse;
-  aborted: boolean;
-  done: boolean;
-  /**
-   * Run `fn` when the client goes away before the answer is out (at once if it has). uWS keeps
-   * one abort handler per response: reply() registers it, and everyone else comes through here.
-   */
-  onAbort(fn: () => void): void;
-}
-
-export function reply(res: HttpResponse): Reply {
-  const hooks: Array<() => void> = [];
-  const r: Reply = {
-    res,
-    aborted: false,
-    done: false,
-    onAbort: (fn) => (r.aborted ? fn() : void hooks.push(fn)),
-  };
-  res.onAborted(() => {
-    r.aborted = true;
-    for (const fn of hooks.splice(0)) fn();
-  });
-  return r;
-}
+/** The answer state of a request (runtime/http/reply.ts, shared with the other HTTP fronts). */
+export { reply, type Reply } from '../../../runtime/http/reply.js';
+import type { Reply } from '../../../runtime/http/reply.js';
 
 /**
  * Answer (once: later calls do nothing). `close` ends the connection after the answer: for a
