@@ -22,3 +22,26 @@ export function reply(res: HttpResponse): Reply {
   });
   return r;
 }
+
+/**
+ * Collect a request body of at most `limit` bytes. Registers at once (uWS hands the body only to
+ * a handler registered before the request handler returns); null when the body is larger (the
+ * rest is ignored; the caller answers 413).
+ */
+export function collectBody(r: Reply, limit: number): Promise<Buffer | null> {
+  return new Promise((resolve) => {
+    const parts: Buffer[] = [];
+    let size = 0;
+    r.res.onData((chunk, isLast) => {
+      if (size < 0) return;
+      size += chunk.byteLength;
+      if (size > limit) {
+        size = -1;
+        resolve(null);
+        return;
+      }
+      parts.push(Buffer.from(chunk.slice(0)));
+      if (isLast) resolve(Buffer.concat(parts));
+    });
+  });
+}

@@ -12,7 +12,7 @@ import { errorBody, statusLine } from '../../../protocols/objstore/errors.js';
 export type Headers = Array<[string, string]>;
 
 export { reply, type Reply } from '../../../runtime/http/reply.js';
-import type { Reply } from '../../../runtime/http/reply.js';
+import { collectBody, type Reply } from '../../../runtime/http/reply.js';
 
 /** Answer once; `close` ends the connection too (a refusal while the body may still be arriving). */
 export function send(r: Reply, status: number, body: string | Uint8Array, headers: Headers = [], contentType?: string, close = false): void {
@@ -44,28 +44,11 @@ export function sendFailure(r: Reply, err: unknown, log: Logger, what: string, c
   send(r, 500, errorBody('INTERNAL', (err as Error).message ?? String(err)), [], 'application/json', close);
 }
 
-/**
- * Start reading a small body now (uWS hands the body only to a handler registered before the
- * request handler returns). Resolves with the bytes; a body above `limit` rejects with 413 and
- * the rest is ignored.
- */
-export function readBody(r: Reply, limit: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const parts: Buffer[] = [];
-    let size = 0;
-    r.res.onData((chunk, isLast) => {
-      if (size < 0) return;
-      size += chunk.byteLength;
-      if (size > limit) {
-        size = -1;
-        reject(new Refused({ status: 413, code: 'BODY_TOO_LARGE', message: `request body over ${limit} bytes` }));
-        return;
-      }
-      parts.push(Buffer.from(chunk.slice(0)));
-      if (isLast) resolve(Buffer.concat(parts));
-    });
-    r.onAbort(() => reject(new Error('client went away')));
-  });
+/** Start reading a small body now (see collectBody); a body above `limit` rejects with 413. */
+export async function readBody(r: Reply, limit: number): Promise<Buffer> {
+  const body = await collectBody(r, limit);
+  if (body === null) throw new Refused({ status: 413, code: 'BODY_TOO_LARGE', message: `request body over ${limit} bytes` });
+  return body;
 }
 
 /** A JSON object body (validators check its fields); 400 when it is not JSON or not an object. */
