@@ -16,7 +16,7 @@ import type { Logger } from 'pino';
 import { Subject } from 'rxjs';
 import { attempt, Refused, unwrap } from '../../protocols/deploy/errors.js';
 import { prepareChart, type PreparedChart } from '../../protocols/deploy/chart-files.js';
-import { commitMessage } from '../../protocols/deploy/iac.js';
+import { commitMessage, iacPath } from '../../protocols/deploy/iac.js';
 import { applyChange, isTerminal, resumeStep, type Change, type DeploymentEvent } from '../../protocols/deploy/status.js';
 import { DEPLOY_TYPES } from '../../protocols/deploy/targets.js';
 import { readChart } from './chart-reader.js';
@@ -89,7 +89,7 @@ export class Runner {
     if (digest !== d.chartDigest) throw new PushRefused(`the stored chart ${d.chartFile} does not match its digest (sha256 ${digest}, recorded ${d.chartDigest})`);
     const chart = await readChart(bytes, { keepContents: true });
     if (!chart.ok) throw new Refused(chart.error);
-    return unwrap(attempt(() => prepareChart(chart.value, d.iacPath, d.chartVersion)));
+    return unwrap(attempt(() => prepareChart(chart.value, iacPath(d.iacPath, 'iacPath', 'IAC_PATH_OUTSIDE'), d.chartVersion)));
   }
 
   private async drive(id: string): Promise<void> {

@@ -12,6 +12,8 @@ import { join } from 'node:path';
 import { bareRemote, gitSync } from '../helpers/git-remote.js';
 import { APP_URL, chart, setup, SHA, workdir, type Setup } from '../helpers/deploy-setup.js';
 import { readChart } from '../../actors/deployer/chart-reader.js';
+import { DeployerStore } from '../../actors/deployer/store.js';
+import { openEnvironment } from '../../runtime/checkpoint/store.js';
 
 async function get(s: Setup, what: 'chart' | 'values', body: Record<string, unknown>) {
   const res = await fetch(`${s.d.url}/api/get/${what}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ repoUrl: APP_URL, jobId: '4711', jobToken: s.jobToken, ...body }) });
@@ -91,4 +93,22 @@ test('chart and values error table: missing fields 400, bad tokens 401, unknown 
   t.is((await get(s, 'chart', { environment: 'staging' })).status, 200);
   t.deepEqual((await get(s, 'values', { environment: 'staging' })).json.error.code, 'VALUES_NOT_FOUND');
   t.is((await get(s, 'values', { environment: 'staging', extra: 1 })).status, 400);
+});
+
+test('a stored iacPath outside the repository (an older store) is refused with 400 IAC_PATH_OUTSIDE by chart, values and deploy; nothing is written', async (t) => {
+  const remote = bareRemote(t);
+  const s = await setup(t, remote.url);
+  const before = remote.head();
+  const store = new DeployerStore(openEnvironment(s.d.stateDir));
+  const env = store.environments.get(1);
+  if (!env) return t.fail('no environment 1');
+  await store.environments.put(1, { ...env, iacPath: '../../outside' });
+  for (const what of ['chart', 'values'] as const) {
+    const a = await get(s, what, {});
+    t.deepEqual([a.status, a.json.error.code], [400, 'IAC_PATH_OUTSIDE'], what);
+  }
+  const d = await s.deploy({ chart: chart(t) });
+  t.deepEqual([d.status, d.body.error.code], [400, 'IAC_PATH_OUTSIDE']);
+  t.is(remote.head(), before);
+  t.deepEqual((await s.d.call('GET', '/api/deployments')).body, []);
 });

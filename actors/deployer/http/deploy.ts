@@ -17,6 +17,7 @@ import { checkDeployForm, type FormPart } from '../../../protocols/deploy/api.js
 import { attempt, Refused, unwrap } from '../../../protocols/deploy/errors.js';
 import { prepareChart } from '../../../protocols/deploy/chart-files.js';
 import { selectEnvironment } from '../../../protocols/deploy/selection.js';
+import { iacPath } from '../../../protocols/deploy/iac.js';
 import { queueDeployment } from '../../../protocols/deploy/status.js';
 import { verifyJob } from '../job-auth.js';
 import { routeFor } from '../../../runtime/http/router.js';
@@ -98,10 +99,12 @@ export const deployRoutes = [
       const form = unwrap(checkDeployForm(parts));
       const claims = await verifyJob(svc.jobKey, svc.args.gitlabUrl, form);
       const { app, environment } = unwrap(selectEnvironment(svc.store.listApps(), [...svc.store.environments.getRange()].map((e) => e.value), { repoKey: form.repoKey, ref: claims.ref, environment: form.environment }));
+      // a stored path is checked again: one from an older store must never reach the file system
+      const path = iacPath(environment.iacPath, 'iacPath', 'IAC_PATH_OUTSIDE');
       const bytes = await readFile(upload);
       const chart = await readChart(bytes, { keepContents: true });
       if (!chart.ok) throw new Refused(chart.error);
-      unwrap(attempt(() => prepareChart(chart.value, environment.iacPath, form.chartVersion)));
+      unwrap(attempt(() => prepareChart(chart.value, path, form.chartVersion)));
       const queued = unwrap(queueDeployment(id, environment.targets, svc.store.listClusters(), svc.args.defaultMonitorTimeoutSecs));
       const chartFile = join(charts, `${id}.tgz`);
       await rename(upload, chartFile);
@@ -113,7 +116,7 @@ export const deployRoutes = [
         environmentId: environment.id,
         environmentName: environment.name,
         iacRepoId: environment.iacRepoId,
-        iacPath: environment.iacPath,
+        iacPath: path,
         version: form.version,
         chartVersion: form.chartVersion,
         jobId: form.jobId,
