@@ -34,15 +34,28 @@ const ENV: NodeJS.ProcessEnv = {
   LC_ALL: 'C',
 };
 
+/**
+ * What lets git authenticate to an HTTP(S) remote with a stored credential: an `Authorization:
+ * Basic` header given through the environment (GIT_CONFIG_COUNT…, never on the command line,
+ * where other users could read it). `user:token` is sent as is; a bare token with the user
+ * `oauth2`, which GitLab accepts for personal, project and group access tokens. Nothing for other
+ * remotes or without a credential.
+ */
+export function credentialEnv(url: string, credential: string | null): NodeJS.ProcessEnv {
+  if (credential === null || !/^https?:\/\//i.test(url)) return {};
+  const pair = credential.includes(':') ? credential : `oauth2:${credential}`;
+  return { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'http.extraHeader', GIT_CONFIG_VALUE_0: `Authorization: Basic ${Buffer.from(pair, 'utf8').toString('base64')}` };
+}
+
 /** Run `git <args>` in `cwd`; resolves with stdout as text, rejects with a GitError. */
-export async function git(cwd: string, args: readonly string[]): Promise<string> {
-  return (await gitBytes(cwd, args)).toString('utf8');
+export async function git(cwd: string, args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<string> {
+  return (await gitBytes(cwd, args, env)).toString('utf8');
 }
 
 /** The same, with stdout as bytes (file contents: `git cat-file blob`). */
-export function gitBytes(cwd: string, args: readonly string[]): Promise<Buffer> {
+export function gitBytes(cwd: string, args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    execFile('git', args as string[], { cwd, env: ENV, timeout: GIT_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024, encoding: 'buffer' }, (err, stdout, stderr) => {
+    execFile('git', args as string[], { cwd, env: { ...ENV, ...env }, timeout: GIT_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024, encoding: 'buffer' }, (err, stdout, stderr) => {
       if (err) reject(new GitError(args, stderr.toString('utf8'), typeof err.code === 'number' ? err.code : null));
       else resolve(stdout);
     });

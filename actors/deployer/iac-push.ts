@@ -17,7 +17,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { deploymentIdOf } from '../../protocols/deploy/iac.js';
 import type { PreparedChart } from '../../protocols/deploy/chart-files.js';
-import { git, GitError } from './git.js';
+import { credentialEnv, git, GitError } from './git.js';
 import type { IacRepoRecord } from './store.js';
 
 /** Where the clone keeps the remote branch's tip as last fetched. */
@@ -87,7 +87,7 @@ export class IacPusher {
   read<T>(repo: IacRepoRecord, fn: (dir: string, tip: string | null) => Promise<T>): Promise<T> {
     return this.enqueue(repo.id, async () => {
       const dir = await this.clone(repo);
-      const exists = await this.fetch(dir, await this.branchOf(dir, repo));
+      const exists = await this.fetch(dir, await this.branchOf(dir, repo), repo);
       return fn(dir, exists ? TIP : null);
     });
   }
@@ -108,7 +108,7 @@ export class IacPusher {
   async findOwn(repo: IacRepoRecord, deploymentId: string): Promise<string | null> {
     const dir = await this.clone(repo);
     const branch = await this.branchOf(dir, repo);
-    if (!(await this.fetch(dir, branch))) return null;
+    if (!(await this.fetch(dir, branch, repo))) return null;
     return this.ownCommit(dir, deploymentId);
   }
 
@@ -116,7 +116,7 @@ export class IacPusher {
     const dir = await this.clone(repo);
     const branch = await this.branchOf(dir, repo);
     for (let attempt = 1; ; attempt++) {
-      const exists = await this.fetch(dir, branch);
+      const exists = await this.fetch(dir, branch, repo);
       if (exists) {
         const own = await this.ownCommit(dir, job.deploymentId);
         if (own !== null) return { commit: own, changed: true, found: true, branch };
@@ -136,7 +136,7 @@ export class IacPusher {
       await git(dir, ['commit', '-q', '--no-verify', '-F', msgFile]);
       const commit = (await git(dir, ['rev-parse', 'HEAD'])).trim();
       try {
-        await git(dir, ['push', '-q', 'origin', `HEAD:refs/heads/${branch}`]);
+        await git(dir, ['push', '-q', 'origin', `HEAD:refs/heads/${branch}`], credentialEnv(repo.url, repo.credential));
         return { commit, changed: true, found: false, branch };
       } catch (err) {
         if (!(err instanceof GitError)) throw err;
@@ -170,16 +170,17 @@ export class IacPusher {
   /** The repository's branch, else the remote's default branch (main for an empty remote). */
   private async branchOf(dir: string, repo: IacRepoRecord): Promise<string> {
     if (repo.branch !== null) return repo.branch;
-    const out = await git(dir, ['ls-remote', '--symref', 'origin', 'HEAD']);
+    const out = await git(dir, ['ls-remote', '--symref', 'origin', 'HEAD'], credentialEnv(repo.url, repo.credential));
     const m = /^ref: refs\/heads\/(\S+)\tHEAD$/m.exec(out);
     return m ? (m[1] as string) : 'main';
   }
 
   /** Fetch the branch's tip into refs/remotes/origin/deploy-tip; false when the branch does not exist yet. */
-  private async fetch(dir: string, branch: string): Promise<boolean> {
-    const tip = await git(dir, ['ls-remote', '--heads', 'origin', `refs/heads/${branch}`]);
+  private async fetch(dir: string, branch: string, repo: IacRepoRecord): Promise<boolean> {
+    const env = credentialEnv(repo.url, repo.credential);
+    const tip = await git(dir, ['ls-remote', '--heads', 'origin', `refs/heads/${branch}`], env);
     if (tip.trim() === '') return false;
-    await git(dir, ['fetch', '-q', '--no-tags', '--force', 'origin', `+refs/heads/${branch}:${TIP}`]);
+    await git(dir, ['fetch', '-q', '--no-tags', '--force', 'origin', `+refs/heads/${branch}:${TIP}`], env);
     return true;
   }
 

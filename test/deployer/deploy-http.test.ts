@@ -9,7 +9,7 @@
 import test from 'ava';
 import { readFileSync, writeFileSync, chmodSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { bareRemote, gitDaemon, gitSync } from '../helpers/git-remote.js';
+import { bareRemote, gitDaemon, gitHttp, gitSync } from '../helpers/git-remote.js';
 import { chart, setup, SHA, workdir } from '../helpers/deploy-setup.js';
 import { CHART_YAML, gzipBomb, rawTar, gzip, tarGz, writeTree } from './tarballs.js';
 
@@ -139,4 +139,24 @@ test('bad deploy requests: each missing field, wrong tokens, unknown repository,
   // not multipart at all
   const res = await fetch(`${s.d.url}/api/deploy`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
   t.is(res.status, 400);
+});
+
+test('over smart HTTP with authentication: the IaC repository\'s credential is sent (a bare token as oauth2:<token>); a wrong one fails the deployment clearly', async (t) => {
+  const remote = bareRemote(t);
+  const http = await gitHttp(t, remote, 'oauth2', 'glpat-secret');
+  const s = await setup(t, http.url);
+  const before = remote.head();
+  // without the credential: refused
+  const a = await s.deploy({ chart: chart(t) });
+  const failed = await s.wait(a.body.deploymentId);
+  t.is(failed.status, 'failed');
+  t.regex(failed.message, /^deployment failed: git ls-remote failed/);
+  t.is(remote.head(), before);
+  // with it: lands
+  t.is((await s.d.call('PUT', '/api/iac-repos/1', { name: 'infra', url: http.url, branch: 'main', credential: 'glpat-secret' })).status, 200);
+  const b = await s.deploy({ chart: chart(t), version: 'v5.0.0' });
+  t.is((await s.wait(b.body.deploymentId)).message, NO_MONITOR);
+  t.is(remote.show('clusters/production/shop/Chart.yaml'), 'apiVersion: v2\nname: mychart\nversion: 5.0.0\n');
+  t.true(http.seen.some((r) => r.authorized && r.path.endsWith('/git-receive-pack')));
+  t.false(JSON.stringify((await s.d.call('GET', '/api/iac-repos/1')).body).includes('glpat'));
 });

@@ -103,3 +103,64 @@ export async function gitDaemon(t: ExecutionContext, remote: Remote): Promise<st
   }
   throw new Error('git daemon did not start');
 }
+
+/**
+ * The remote over smart HTTP, behind HTTP Basic authentication: a loopback HTTP server that
+ * refuses requests without `Authorization: Basic base64(user:password)` (401) and hands the others
+ * to `git http-backend` (CGI), the server side git ships. Returns the URL and the requests seen.
+ */
+export async function gitHttp(t: ExecutionContext, remote: Remote, user: string, password: string): Promise<{ url: string; seen: { path: string; authorized: boolean }[] }> {
+  const { createServer: createHttpServer } = await import('node:http');
+  const expected = `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+  const seen: { path: string; authorized: boolean }[] = [];
+  const server = createHttpServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    const authorized = req.headers.authorization === expected;
+    seen.push({ path: url.pathname, authorized });
+    if (!authorized) {
+      res.writeHead(401, { 'WWW-Authenticate': 'Basic realm="git"' }).end();
+      return;
+    }
+    const cgi = spawn('git', ['http-backend'], {
+      env: {
+        ...ENV,
+        GIT_PROJECT_ROOT: remote.base,
+        GIT_HTTP_EXPORT_ALL: '1',
+        PATH_INFO: url.pathname,
+        QUERY_STRING: url.search.slice(1),
+        REQUEST_METHOD: req.method ?? 'GET',
+        CONTENT_TYPE: req.headers['content-type'] ?? '',
+        HTTP_CONTENT_ENCODING: req.headers['content-encoding'] ?? '',
+        REMOTE_USER: user,
+        REMOTE_ADDR: '127.0.0.1',
+      },
+      stdio: ['pipe', 'pipe', 'ignore'],
+    });
+    req.pipe(cgi.stdin);
+    let head = Buffer.alloc(0);
+    let started = false;
+    cgi.stdout.on('data', (chunk: Buffer) => {
+      if (started) return void res.write(chunk);
+      head = Buffer.concat([head, chunk]);
+      const end = head.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      started = true;
+      let status = 200;
+      const headers: Record<string, string> = {};
+      for (const line of head.subarray(0, end).toString('latin1').split('\r\n')) {
+        const i = line.indexOf(':');
+        const k = line.slice(0, i).trim();
+        const v = line.slice(i + 1).trim();
+        if (k.toLowerCase() === 'status') status = Number(v.split(' ')[0]);
+        else headers[k] = v;
+      }
+      res.writeHead(status, headers);
+      res.write(head.subarray(end + 4));
+    });
+    cgi.stdout.on('end', () => res.end());
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(() => new Promise<void>((r) => server.close(() => r())));
+  const port = (server.address() as { port: number }).port;
+  return { url: `http://127.0.0.1:${port}/${remote.bare.slice(remote.base.length + 1)}`, seen };
+}
