@@ -22,6 +22,7 @@ import { DEPLOY_TYPES } from '../../protocols/deploy/targets.js';
 import { readChart } from './chart-reader.js';
 import { IacPusher, PushRefused } from './iac-push.js';
 import type { DeployerStore, DeploymentRecord } from './store.js';
+import { deploymentsTotal, pushSeconds } from './metrics.js';
 
 export interface PublishedEvent {
   deploymentId: string;
@@ -78,6 +79,7 @@ export class Runner {
     if (!d) throw new Error(`deployment ${id} is gone`);
     const applied = unwrap(applyChange({ ...d, ...extra }, change, Date.now()));
     const stored = await this.store.recordDeployment(applied.deployment, applied.events, d.lastSeq);
+    if (isTerminal(stored.status)) deploymentsTotal.inc({ status: stored.status });
     this.publish(id, d.lastSeq, applied.events);
     return stored;
   }
@@ -103,7 +105,12 @@ export class Runner {
       if (!repo) throw new PushRefused(`IaC repository ${d.iacRepoId} no longer exists`);
       if (d.status === 'validating') d = await this.change(id, { kind: 'advance', to: 'pushing', message: `pushing ${d.chartVersion} to ${repo.name} at ${d.iacPath}` });
       const message = commitMessage({ app: d.appName, environment: d.environmentName, version: d.version, jobId: d.jobId, sourceSha: d.sha, iacPath: d.iacPath, deploymentId: d.id });
-      const pushed = await this.pusher.push(repo, { deploymentId: d.id, iacPath: d.iacPath, chart, message });
+      const started = performance.now();
+      const pushed = await this.pusher.push(repo, { deploymentId: d.id, iacPath: d.iacPath, chart, message }).catch((err: unknown) => {
+        pushSeconds.observe({ outcome: 'refused' }, (performance.now() - started) / 1000);
+        throw err;
+      });
+      pushSeconds.observe({ outcome: pushed.found ? 'found' : pushed.changed ? 'pushed' : 'unchanged' }, (performance.now() - started) / 1000);
       const sha = pushed.commit.slice(0, 12);
       const what = pushed.found
         ? `commit ${sha} of this deployment is already on ${repo.name} ${pushed.branch} (pushed before a restart)`

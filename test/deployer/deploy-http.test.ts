@@ -47,6 +47,10 @@ test('over file://: one deploy lands exactly one commit with the chart under the
   t.is(remote.log().length, 3);
   t.is(remote.show('clusters/production/shop/Chart.yaml'), 'apiVersion: v2\nname: mychart\nversion: 0.0.0-g0123abc\n');
   t.is(remote.show('clusters/production/shop/templates/deploy.yaml'), 'kind: StatefulSet\n');
+  const metrics = await s.d.system.metrics();
+  t.regex(metrics, /deployer_deployments_total\{status="failed"\} 3/);
+  t.regex(metrics, /deployer_push_seconds_count\{outcome="pushed"\} 2/);
+  t.regex(metrics, /deployer_push_seconds_count\{outcome="unchanged"\} 1/);
 });
 
 test('over git daemon: a rejecting pre-receive hook fails the deployment with the hook\'s message and the remote is untouched', async (t) => {

@@ -14,6 +14,7 @@ import { decodeParam, routeFor } from '../../../runtime/http/router.js';
 import { refuse } from '../../../protocols/deploy/errors.js';
 import { heartbeatFrame, liveStep, openStream } from '../../../protocols/deploy/sse.js';
 import type { PublishedEvent } from '../runner.js';
+import { eventStreams } from '../metrics.js';
 import type { Call } from './call.js';
 import { send } from './respond.js';
 
@@ -39,6 +40,7 @@ export const eventRoutes = [
       sub.unsubscribe();
       if (heartbeat) clearInterval(heartbeat);
       openStreams--;
+      eventStreams.dec();
       if (end && !r.aborted) r.res.cork(() => r.res.end());
     };
     const write = (text: string) => {
@@ -52,6 +54,7 @@ export const eventRoutes = [
       if (step.close) finish(true);
     };
     openStreams++;
+    eventStreams.inc();
     r.onAbort(() => finish(false));
     const d = svc.store.deployments.get(id);
     if (!d) {
