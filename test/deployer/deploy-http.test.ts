@@ -110,7 +110,7 @@ test('bad deploy requests: each missing field, wrong tokens, unknown repository,
   const env = { environment: 'production' };
   const dir = workdir(t);
   const expect = async (fields: Record<string, string | Buffer | null>, status: number, code: string | null, what: string) => {
-    const a = await s.deploy(fields);
+    const a = await s.deploy(fields).catch((e) => { throw new Error(`${what}: ${e.cause?.message ?? e.message}`); });
     t.is(a.status, status, `${what}: ${JSON.stringify(a.body)}`);
     if (code) t.is(a.body.error?.code, code, what);
   };

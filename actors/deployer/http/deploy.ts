@@ -8,7 +8,7 @@
  * 202 `{deploymentId}` while the runner pushes.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { createWriteStream, mkdirSync } from 'node:fs';
+import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { readFile, rename, rm } from 'node:fs/promises';
 import { finished } from 'node:stream/promises';
 import { join } from 'node:path';
@@ -41,9 +41,19 @@ function receiveForm(call: Call, file: string): Promise<FormPart[]> {
   return new Promise((resolve, reject) => {
     const parts: FormPart[] = [];
     let failed = false;
+    let out: { from: NodeJS.ReadableStream; to: WriteStream } | null = null;
+    /** Stop writing the chart file (the caller removes it); its descriptor goes now. */
+    const dropFile = () => {
+      if (out === null) return;
+      out.from.unpipe(out.to);
+      out.from.resume();
+      out.to.destroy();
+      out = null;
+    };
     const fail = (e: Refused) => {
       if (failed) return;
       failed = true;
+      dropFile();
       reject(e);
     };
     let bb: busboy.Busboy;
@@ -55,10 +65,21 @@ function receiveForm(call: Call, file: string): Promise<FormPart[]> {
     }
     let chartWritten: Promise<void> = Promise.resolve();
     let total = 0;
+    // Over the cap, the rest of the body is read and dropped (up to twice the cap) before the 413,
+    // so that the client, still sending, reads the answer instead of a reset connection.
+    let overflow = false;
+    const overflowed = () => {
+      overflow = true;
+      dropFile();
+    };
     call.r.res.onData((chunk, isLast) => {
       if (failed) return;
       total += chunk.byteLength;
-      if (total > cap + FORM_OVERHEAD_BYTES) return fail(tooLarge(cap));
+      if (!overflow && total > cap + FORM_OVERHEAD_BYTES) overflowed();
+      if (overflow) {
+        if (isLast || total > 2 * cap + FORM_OVERHEAD_BYTES) fail(tooLarge(cap));
+        return;
+      }
       bb.write(Buffer.from(chunk.slice(0)));
       if (isLast) bb.end();
     });
@@ -66,13 +87,15 @@ function receiveForm(call: Call, file: string): Promise<FormPart[]> {
     bb.on('file', (name, stream, info) => {
       parts.push({ name, kind: 'file', filename: info.filename ?? null });
       if (name !== 'chart' || parts.filter((p) => p.name === 'chart').length > 1) return void stream.resume();
-      const out = createWriteStream(file);
+      const file$ = createWriteStream(file);
+      out = { from: stream, to: file$ };
       stream.on('limit', () => {
-        fail(tooLarge(cap));
+        overflowed();
         stream.resume();
       });
-      stream.pipe(out);
-      chartWritten = finished(out);
+      stream.pipe(file$);
+      chartWritten = finished(file$);
+      chartWritten.catch(() => undefined); // a dropped file's end is not an error; 'close' reads the outcome
     });
     bb.on('field', (name, value, info) => {
       if (info.valueTruncated) return fail(new Refused({ status: 400, code: 'INVALID_FIELD', message: `${name} is longer than 8192 bytes` }));
@@ -81,7 +104,11 @@ function receiveForm(call: Call, file: string): Promise<FormPart[]> {
     for (const limit of ['partsLimit', 'filesLimit', 'fieldsLimit'] as const) bb.on(limit, () => fail(new Refused({ status: 400, code: 'INVALID_FIELD', message: 'the form has too many parts' })));
     bb.on('error', (e) => fail(new Refused({ status: 400, code: 'INVALID_FIELD', message: `the multipart body is malformed: ${(e as Error).message}` })));
     bb.on('close', () => {
-      chartWritten.then(() => !failed && resolve(parts), (e) => fail(e as Refused));
+      if (overflow) return fail(tooLarge(cap));
+      chartWritten.then(
+        () => !failed && resolve(parts),
+        () => fail(new Refused({ status: 400, code: 'INVALID_FIELD', message: 'the chart upload could not be stored' })),
+      );
     });
   });
 }

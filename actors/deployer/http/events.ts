@@ -56,6 +56,7 @@ export const eventRoutes = [
     openStreams++;
     eventStreams.inc();
     r.onAbort(() => finish(false));
+    if (ended) return; // the client was gone before we started
     const d = svc.store.deployments.get(id);
     if (!d) {
       finish(false);
