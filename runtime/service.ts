@@ -24,6 +24,16 @@ export interface ServiceDefinition<S extends Schema = Schema> {
   stopsFirst?: boolean;
   /** The service's supervision tree. */
   supervisor(ctx: ServiceContext<Values<S>>): SupervisorSpec;
+  /**
+   * Commands of the service's own, run as `hostd <service> <args…>` without the daemon
+   * (`hostd deployer token create`): `usage` for help, `run` resolves with the exit code.
+   */
+  command?: ServiceCommand;
+}
+
+export interface ServiceCommand {
+  usage: string;
+  run(args: string[], out: (line: string) => void): Promise<number>;
 }
 
 /** Identity function that types a service's `values` by its settings schema (no casts). */

@@ -8,7 +8,7 @@
  */
 import { errorBody } from '../objstore/errors.js';
 
-export type RefusalStatus = 400 | 401 | 404 | 409 | 413 | 502;
+export type RefusalStatus = 400 | 401 | 403 | 404 | 405 | 409 | 413 | 502;
 
 export type RefusalCode =
   /** a required field is absent (or the body is not a JSON object) */
@@ -33,7 +33,19 @@ export type RefusalCode =
   /** a configuration conflict: duplicate target, cluster kind mismatch, unknown cluster */
   | 'CONFLICT'
   /** a status transition the machine does not allow (a bug in the caller, never a client error) */
-  | 'ILLEGAL_TRANSITION';
+  | 'ILLEGAL_TRANSITION'
+  /** admin API (the HTTP front): no or an unknown bearer token (401), a token without the scope (403) */
+  | 'UNAUTHORIZED'
+  | 'FORBIDDEN'
+  /** admin API: no record with the id in the path (IaC repository, cluster, app, environment) */
+  | 'NOT_FOUND'
+  /** no endpoint at the path (404), or not with this method (405) */
+  | 'NO_SUCH_ENDPOINT'
+  | 'METHOD_NOT_ALLOWED'
+  /** a request body above its cap */
+  | 'BODY_TOO_LARGE'
+  /** the CI job verifier (GitLab) cannot be reached or answers nonsense (502) */
+  | 'VERIFIER_UNAVAILABLE';
 
 export interface Refusal {
   status: RefusalStatus;

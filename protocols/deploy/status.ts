@@ -187,13 +187,13 @@ export function applyChange<D extends DeploymentState>(d: D, change: Change, now
       parentMessage = message;
       const next = { ...d, status, message: parentMessage, targets };
       if (change.to !== 'monitoring') return { deployment: next, events: [statusEvent(next)] };
-      events.push(statusEvent(next));
       for (const t of targets) {
         if (t.status !== 'pending') continue;
         finishTarget(t, 'monitoring', 'waiting for the rollout');
         events.push(targetEvent(t));
       }
-      return { deployment: next, events };
+      // target events first, the status event last, as for every other change
+      return { deployment: next, events: [...events, statusEvent(next)] };
     }
     if (change.kind === 'fail') {
       for (const t of targets) {

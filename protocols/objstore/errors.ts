@@ -21,6 +21,7 @@ const REASONS: ReadonlyMap<number, string> = new Map([
   [204, 'No Content'],
   [206, 'Partial Content'],
   [400, 'Bad Request'],
+  [401, 'Unauthorized'],
   [403, 'Forbidden'],
   [404, 'Not Found'],
   [405, 'Method Not Allowed'],

@@ -23,6 +23,7 @@ const MAIN_HELP = `hostd — storage-and-voice host daemon
 Usage:
   hostd daemon [options]        run the daemon (object store, media bridge, gateway, deployer)
   hostd inspect [id] [options]  list or show the actors' durable checkpoints
+  hostd deployer token create   issue an admin token of the deployment service
   hostd help [command]          show help for a command
   hostd --version               print the version
 
@@ -61,6 +62,11 @@ Examples:
   hostd inspect
   hostd inspect hostd.heartbeat
   hostd inspect --json --state-dir /var/lib/objstore`;
+
+/** The services' own commands, for messages: ", deployer". */
+function commandNames(defs: readonly ServiceDefinition[]): string {
+  return defs.filter((d) => d.command).map((d) => `, ${d.name}`).join('');
+}
 
 function flagOptions(schema: Record<string, { flag: string; boolean?: boolean }>) {
   const o: Record<string, { type: 'string' | 'boolean' }> = {};
@@ -138,8 +144,18 @@ export async function main(argv: string[], catalogue: ServiceCatalogue): Promise
         await inspect({ stateDir, id: positionals[0], json: values.json ?? false }, out);
         return 0;
       }
-      default:
-        return fail(`unknown command '${command}' (commands: daemon, inspect, help); see 'hostd --help'`);
+      default: {
+        // a service's own command: hostd <service> …
+        const def = (SERVICE_NAMES as readonly string[]).includes(command) ? (await loadDefinitions(catalogue)).find((d) => d.name === command) : undefined;
+        if (def?.command) {
+          if (rest.length === 0 || rest[0] === '--help' || rest[0] === '-h') {
+            out(def.command.usage);
+            return rest.length === 0 ? EXIT_USAGE : 0;
+          }
+          return await def.command.run(rest, out);
+        }
+        return fail(`unknown command '${command}' (commands: daemon, inspect, help${commandNames(await loadDefinitions(catalogue))}); see 'hostd --help'`);
+      }
     }
   } catch (err) {
     if (err instanceof ConfigError) return fail(err.message);

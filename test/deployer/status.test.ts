@@ -89,6 +89,12 @@ test('the happy path emits statuses in the spec order validating, pushing, (push
   t.is(deployment.message, 'deployed on all 2 cluster targets');
 });
 
+test('entering monitoring emits the targets\' events first and the status event last', (t) => {
+  const before = run(queued(), TO_MONITORING.slice(0, -1)).deployment;
+  const { events } = accepted(applyChange(before, { kind: 'advance', to: 'monitoring', message: 'watching 2 targets' }, NOW));
+  t.deepEqual(events.map((e) => e.event), ['target', 'target', 'status']);
+});
+
 test('entering monitoring starts every target with an absolute deadline of now + its pinned budget', (t) => {
   const { deployment, events } = run(queued(), TO_MONITORING);
   t.deepEqual(
@@ -98,7 +104,7 @@ test('entering monitoring starts every target with an absolute deadline of now +
       ['monitoring', NOW, NOW + 30_000],
     ],
   );
-  t.deepEqual(events.slice(-3).map((e) => e.event), ['status', 'target', 'target']);
+  t.deepEqual(events.slice(-3).map((e) => e.event), ['target', 'target', 'status']);
   t.is(nextDeadline(deployment), NOW + 30_000);
   t.deepEqual(expiredTargets(deployment, NOW + 29_999), []);
   t.deepEqual(expiredTargets(deployment, NOW + 30_000).map((x) => x.id), ['t2']);

@@ -7,32 +7,9 @@ import { StoreError } from '../store/context.js';
 
 export type Headers = Array<[string, string]>;
 
-/** A request's state as far as the handlers care: uWS responses are unusable once aborted. */
-export interface Reply {
-  res: HttpResponse;
-  aborted: boolean;
-  done: boolean;
-  /**
-   * Run `fn` when the client goes away before the answer is out (at once if it has). uWS keeps
-   * one abort handler per response: reply() registers it, and everyone else comes through here.
-   */
-  onAbort(fn: () => void): void;
-}
-
-export function reply(res: HttpResponse): Reply {
-  const hooks: Array<() => void> = [];
-  const r: Reply = {
-    res,
-    aborted: false,
-    done: false,
-    onAbort: (fn) => (r.aborted ? fn() : void hooks.push(fn)),
-  };
-  res.onAborted(() => {
-    r.aborted = true;
-    for (const fn of hooks.splice(0)) fn();
-  });
-  return r;
-}
+/** The answer state of a request (runtime/http/reply.ts, shared with the other HTTP fronts). */
+export { reply, type Reply } from '../../../runtime/http/reply.js';
+import { collectBody, type Reply } from '../../../runtime/http/reply.js';
 
 /**
  * Answer (once: later calls do nothing). `close` ends the connection after the answer: for a
@@ -83,23 +60,10 @@ export function sendHead(r: Reply, status: number, headers: Headers, contentLeng
 }
 
 /** Collect a small request body (management API), refusing bodies over `limit` bytes. */
-export function readSmallBody(r: Reply, limit = 64 * 1024): Promise<Buffer | null> {
-  return new Promise((resolve) => {
-    const parts: Buffer[] = [];
-    let size = 0;
-    r.res.onData((chunk, isLast) => {
-      if (size < 0) return;
-      size += chunk.byteLength;
-      if (size > limit) {
-        size = -1;
-        sendError(r, 413, 'BODY_TOO_LARGE', `request body over ${limit} bytes`);
-        resolve(null);
-        return;
-      }
-      parts.push(Buffer.from(chunk.slice(0)));
-      if (isLast) resolve(Buffer.concat(parts));
-    });
-  });
+export async function readSmallBody(r: Reply, limit = 64 * 1024): Promise<Buffer | null> {
+  const body = await collectBody(r, limit);
+  if (body === null) sendError(r, 413, 'BODY_TOO_LARGE', `request body over ${limit} bytes`);
+  return body;
 }
 
 /** Parse a JSON object body; an empty body is {} (spec). Sends 400 and returns null on bad JSON. */

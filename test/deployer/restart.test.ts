@@ -1,0 +1,127 @@
+/**
+ * kill -9 of the real daemon (`hostd daemon --services deployer`) in the middle of a deployment,
+ * while its push waits in the IaC remote's pre-receive hook: when that push then lands (after the
+ * push, before it is recorded) the restarted service finds its own `Deployment-Id:` commit and
+ * does not commit again; when it dies too (before the push) the restarted service pushes once.
+ * Either way the deployment ends in a terminal state with a clear message — never stuck, never a
+ * duplicate.
+ */
+import test, { type ExecutionContext } from 'ava';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { bareRemote } from '../helpers/git-remote.js';
+import { APP_URL, chart, SHA, workdir } from '../helpers/deploy-setup.js';
+import { newAdminToken } from '../helpers/deployer.js';
+
+const MAIN = fileURLToPath(new URL('../../workers/main.js', import.meta.url));
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function daemon(t: ExecutionContext, stateDir: string, port: number, token: string): Promise<ChildProcess> {
+  const proc = spawn(process.execPath, [MAIN, 'daemon', '--services', 'deployer', '--state-dir', stateDir, '--metrics-port', '0', '--deployer-port', String(port), '--log-level', 'warn'], {
+    env: { ...process.env, DEPLOYER_ADMIN_TOKEN: token },
+    stdio: 'ignore',
+  });
+  t.teardown(() => {
+    if (proc.exitCode === null) proc.kill('SIGKILL');
+  });
+  for (let i = 0; i < 200; i++) {
+    const up = await fetch(`http://127.0.0.1:${port}/api/session/me`, { headers: { authorization: `Bearer ${token}` } }).then((r) => r.ok, () => false);
+    if (up) return proc;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error('the daemon did not start');
+}
+
+/** A daemon on a fresh state directory with one environment, a deployment held in the remote's hook, and how to read it. */
+async function heldInHook(t: ExecutionContext) {
+  const stateDir = mkdtempSync(join(tmpdir(), 'hostd-deployer-kill-'));
+  t.teardown(() => rmSync(stateDir, { recursive: true, force: true }));
+  const remote = bareRemote(t);
+  const gate = join(workdir(t), 'go');
+  const hookPid = join(workdir(t), 'hook.pid');
+  remote.hook('pre-receive', `echo $$ > ${hookPid}\nwhile [ ! -e ${gate} ]; do sleep 0.05; done\nexit 0`);
+  const port = await freePort();
+  const token = newAdminToken();
+  const api = async (method: string, path: string, body?: unknown) => {
+    const r = await fetch(`http://127.0.0.1:${port}${path}`, { method, headers: { authorization: `Bearer ${token}` }, body: body === undefined ? undefined : JSON.stringify(body) });
+    return (await r.json()) as any;
+  };
+  const first = await daemon(t, stateDir, port, token);
+  await api('POST', '/api/iac-repos', { name: 'infra', url: remote.url, branch: 'main' });
+  await api('POST', '/api/clusters', { name: 'swarm-a', kind: 'swarm', endpoint: 'unix:///var/run/docker.sock' });
+  await api('POST', '/api/apps', { name: 'shop', repoUrl: APP_URL });
+  await api('POST', '/api/apps/1/environments', { name: 'production', branch: 'main', iacRepoId: 1, iacPath: 'clusters/prod/shop', targets: [{ clusterId: 1, deployType: 'swarm-service', deployNamespace: 'shop', deployName: 'web' }] });
+  const { jobToken } = await api('POST', '/api/job-tokens', { repoUrl: APP_URL, jobId: '4711', ref: 'main', sha: SHA });
+  const form = new FormData();
+  for (const [k, v] of Object.entries({ repoUrl: APP_URL, jobId: '4711', jobToken, version: 'v1.4.0' })) form.append(k, v);
+  form.append('chart', new Blob([chart(t)]), 'c.tgz');
+  const { deploymentId } = (await (await fetch(`http://127.0.0.1:${port}/api/deploy`, { method: 'POST', body: form })).json()) as { deploymentId: string };
+  for (let i = 0; i < 200 && !existsSync(hookPid); i++) await new Promise((r) => setTimeout(r, 25));
+  const finished = async () => {
+    let d: any;
+    for (let i = 0; i < 200; i++) {
+      d = await api('GET', `/api/deployments/${deploymentId}`);
+      if (d.status === 'failed' || d.status === 'deployed') break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return d;
+  };
+  return { stateDir, remote, gate, hookPid, port, token, api, first, deploymentId, finished, restart: () => daemon(t, stateDir, port, token) };
+}
+
+const NO_MONITOR = '1 of 1 cluster target failed: swarm-a: no rollout monitor for swarm clusters yet (swarm-service targets are watched from part 2 of the deployment service)';
+
+test('kill -9 after the push landed, before it was recorded: the restarted service finds its own commit and finishes without a second one', async (t) => {
+  t.timeout(90_000);
+  const h = await heldInHook(t);
+  const { remote, deploymentId } = h;
+  h.first.kill('SIGKILL');
+  await new Promise((r) => h.first.once('exit', r));
+  // the orphaned git push completes: the commit lands, the dead service never recorded it
+  writeFileSync(h.gate, '');
+  for (let i = 0; i < 200 && remote.log().length < 2; i++) await new Promise((r) => setTimeout(r, 25));
+  t.is(remote.log().length, 2, 'the push landed after the kill');
+  await h.restart();
+  const d = await h.finished();
+  t.is(d.status, 'failed');
+  t.is(d.message, NO_MONITOR);
+  const log = remote.log();
+  t.is(log.length, 2, 'no second commit');
+  t.true(log[0]?.message.includes(`Deployment-Id: ${deploymentId}`));
+  // the event stream of the resumed deployment says the push was found, not repeated
+  const events = await (await fetch(`http://127.0.0.1:${h.port}/api/deployments/${deploymentId}/events`, { headers: { 'last-event-id': '0' } })).text();
+  t.regex(events, /"status":"pushed","message":"commit [0-9a-f]{12} of this deployment is already on infra main \(pushed before a restart\)"/);
+  t.is((events.match(/"status":"pushing"/g) ?? []).length, 1);
+});
+
+test('kill -9 before the push landed (the push dies with the service): the restarted service pushes it once', async (t) => {
+  t.timeout(90_000);
+  const h = await heldInHook(t);
+  const before = h.remote.head();
+  h.first.kill('SIGKILL');
+  await new Promise((r) => h.first.once('exit', r));
+  // the push the dead service started dies too (its hook is killed: the remote refuses it)
+  process.kill(Number(readFileSync(h.hookPid, 'utf8').trim()), 'SIGKILL');
+  await new Promise((r) => setTimeout(r, 300));
+  t.is(h.remote.head(), before, 'nothing landed');
+  writeFileSync(h.gate, '');
+  await h.restart();
+  const d = await h.finished();
+  t.is(d.message, NO_MONITOR);
+  const log = h.remote.log();
+  t.is(log.length, 2, 'exactly one deploy commit');
+  t.true(log[0]?.message.includes(`Deployment-Id: ${h.deploymentId}`));
+  t.is(h.remote.show('clusters/prod/shop/Chart.yaml'), 'apiVersion: v2\nname: mychart\nversion: 1.4.0\n');
+});
