@@ -68,9 +68,19 @@ function commandNames(defs: readonly ServiceDefinition[]): string {
   return defs.filter((d) => d.command).map((d) => `, ${d.name}`).join('');
 }
 
-function flagOptions(schema: Record<string, { flag: string; boolean?: boolean }>) {
+/**
+ * The command-line options of every schema (the daemon's and each service's), by flag. Schemas
+ * are separate namespaces (the daemon and a service may both have a `heartbeatMs`): what must be
+ * unique is the flag, and a flag two schemas both declare is a programming error.
+ */
+function flagOptions(schemas: ReadonlyArray<Record<string, { flag: string; boolean?: boolean }>>) {
   const o: Record<string, { type: 'string' | 'boolean' }> = {};
-  for (const s of Object.values(schema)) o[s.flag] = { type: s.boolean ? 'boolean' : 'string' };
+  for (const schema of schemas) {
+    for (const s of Object.values(schema)) {
+      if (Object.hasOwn(o, s.flag)) throw new Error(`the flag --${s.flag} is declared twice`);
+      o[s.flag] = { type: s.boolean ? 'boolean' : 'string' };
+    }
+  }
   return o;
 }
 
@@ -104,8 +114,8 @@ export async function main(argv: string[], catalogue: ServiceCatalogue): Promise
       case 'daemon': {
         const schema = daemonSchema(available);
         const defs = await loadDefinitions(catalogue);
-        const all: Schema = Object.assign({}, schema, ...defs.map((d) => d.settings ?? {}));
-        const { values, positionals } = parseArgs({ args: rest, options: { ...flagOptions(all), help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+        const options = flagOptions([schema, ...defs.map((d) => d.settings ?? {})]);
+        const { values, positionals } = parseArgs({ args: rest, options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
         if (values.help) {
           out(daemonHelp(available, defs));
           return 0;
