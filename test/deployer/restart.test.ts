@@ -1,9 +1,11 @@
 /**
- * kill -9 of the real daemon (`hostd daemon --services deployer`) in the middle of a deployment,
- * while its push waits in the IaC remote's pre-receive hook: when that push then lands (after the
- * push, before it is recorded) the restarted service finds its own `Deployment-Id:` commit and
- * does not commit again; when it dies too (before the push) the restarted service pushes once.
- * Either way the deployment ends in a terminal state with a clear message — never stuck, never a
+ * kill -9 of the real daemon (`hostd daemon --services deployer`) at each stage of a deployment:
+ * - after the upload was accepted and recorded, before the push began (the remote's git daemon
+ *   is stopped, so the service's first fetch hangs): the restarted service pushes once;
+ * - while its push waits in the IaC remote's pre-receive hook: when that push then lands (after
+ *   the push, before it is recorded) the restarted service finds its own `Deployment-Id:` commit
+ *   and does not commit again; when it dies too (before the push) the restarted service pushes once.
+ * Every time the deployment ends in a terminal state with a clear message — never stuck, never a
  * duplicate.
  */
 import test, { type ExecutionContext } from 'ava';
@@ -13,7 +15,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bareRemote } from '../helpers/git-remote.js';
+import { bareRemote, gitDaemonProcess, type Remote } from '../helpers/git-remote.js';
 import { APP_URL, chart, SHA, workdir } from '../helpers/deploy-setup.js';
 import { newAdminToken } from '../helpers/deployer.js';
 
@@ -44,14 +46,10 @@ async function daemon(t: ExecutionContext, stateDir: string, port: number, token
   throw new Error('the daemon did not start');
 }
 
-/** A daemon on a fresh state directory with one environment, a deployment held in the remote's hook, and how to read it. */
-async function heldInHook(t: ExecutionContext) {
+/** A daemon on a fresh state directory with one environment on the IaC repository at `remoteUrl`, one deployment accepted, and how to read it. */
+async function deployTo(t: ExecutionContext, remoteUrl: string) {
   const stateDir = mkdtempSync(join(tmpdir(), 'hostd-deployer-kill-'));
   t.teardown(() => rmSync(stateDir, { recursive: true, force: true }));
-  const remote = bareRemote(t);
-  const gate = join(workdir(t), 'go');
-  const hookPid = join(workdir(t), 'hook.pid');
-  remote.hook('pre-receive', `echo $$ > ${hookPid}\nwhile [ ! -e ${gate} ]; do sleep 0.05; done\nexit 0`);
   const port = await freePort();
   const token = newAdminToken();
   const api = async (method: string, path: string, body?: unknown) => {
@@ -59,7 +57,7 @@ async function heldInHook(t: ExecutionContext) {
     return (await r.json()) as any;
   };
   const first = await daemon(t, stateDir, port, token);
-  await api('POST', '/api/iac-repos', { name: 'infra', url: remote.url, branch: 'main' });
+  await api('POST', '/api/iac-repos', { name: 'infra', url: remoteUrl, branch: 'main' });
   await api('POST', '/api/clusters', { name: 'swarm-a', kind: 'swarm', endpoint: 'unix:///var/run/docker.sock' });
   await api('POST', '/api/apps', { name: 'shop', repoUrl: APP_URL });
   await api('POST', '/api/apps/1/environments', { name: 'production', branch: 'main', iacRepoId: 1, iacPath: 'clusters/prod/shop', targets: [{ clusterId: 1, deployType: 'swarm-service', deployNamespace: 'shop', deployName: 'web' }] });
@@ -67,8 +65,8 @@ async function heldInHook(t: ExecutionContext) {
   const form = new FormData();
   for (const [k, v] of Object.entries({ repoUrl: APP_URL, jobId: '4711', jobToken, version: 'v1.4.0' })) form.append(k, v);
   form.append('chart', new Blob([chart(t)]), 'c.tgz');
-  const { deploymentId } = (await (await fetch(`http://127.0.0.1:${port}/api/deploy`, { method: 'POST', body: form })).json()) as { deploymentId: string };
-  for (let i = 0; i < 200 && !existsSync(hookPid); i++) await new Promise((r) => setTimeout(r, 25));
+  const accepted = await fetch(`http://127.0.0.1:${port}/api/deploy`, { method: 'POST', body: form });
+  const { deploymentId } = (await accepted.json()) as { deploymentId: string };
   const finished = async () => {
     let d: any;
     for (let i = 0; i < 200; i++) {
@@ -78,7 +76,18 @@ async function heldInHook(t: ExecutionContext) {
     }
     return d;
   };
-  return { stateDir, remote, gate, hookPid, port, token, api, first, deploymentId, finished, restart: () => daemon(t, stateDir, port, token) };
+  return { stateDir, port, token, api, first, acceptedStatus: accepted.status, deploymentId, finished, restart: () => daemon(t, stateDir, port, token) };
+}
+
+/** deployTo a file:// remote whose pre-receive hook holds the push until `gate` exists. */
+async function heldInHook(t: ExecutionContext) {
+  const remote: Remote = bareRemote(t);
+  const gate = join(workdir(t), 'go');
+  const hookPid = join(workdir(t), 'hook.pid');
+  remote.hook('pre-receive', `echo $$ > ${hookPid}\nwhile [ ! -e ${gate} ]; do sleep 0.05; done\nexit 0`);
+  const h = await deployTo(t, remote.url);
+  for (let i = 0; i < 200 && !existsSync(hookPid); i++) await new Promise((r) => setTimeout(r, 25));
+  return { ...h, remote, gate, hookPid };
 }
 
 const NO_MONITOR = '1 of 1 cluster target failed: swarm-a: no rollout monitor for swarm clusters yet (swarm-service targets are watched from part 2 of the deployment service)';
@@ -124,4 +133,31 @@ test('kill -9 before the push landed (the push dies with the service): the resta
   t.is(log.length, 2, 'exactly one deploy commit');
   t.true(log[0]?.message.includes(`Deployment-Id: ${h.deploymentId}`));
   t.is(h.remote.show('clusters/prod/shop/Chart.yaml'), 'apiVersion: v2\nname: mychart\nversion: 1.4.0\n');
+});
+
+test('kill -9 after the upload was accepted, before the push began: the restarted service pushes it once', async (t) => {
+  t.timeout(90_000);
+  const remote = bareRemote(t);
+  const gitd = await gitDaemonProcess(t, remote);
+  const before = remote.head();
+  // Every fetch from the remote now hangs: the deployment is accepted and recorded, and waits for its first fetch.
+  gitd.proc.kill('SIGSTOP');
+  const h = await deployTo(t, gitd.url);
+  t.is(h.acceptedStatus, 202);
+  const recorded = await h.api('GET', `/api/deployments/${h.deploymentId}`);
+  t.true(['validating', 'pushing'].includes(recorded.status), `recorded, not pushed yet: ${recorded.status}`);
+  h.first.kill('SIGKILL');
+  await new Promise((r) => h.first.once('exit', r));
+  t.is(remote.head(), before, 'nothing was pushed before the kill');
+  // The remote comes back; the fetch the dead service left running may finish on its own (as a
+  // git child outliving its parent would): the restarted service copes with whatever it left.
+  gitd.proc.kill('SIGCONT');
+  await h.restart();
+  const d = await h.finished();
+  t.is(d.status, 'failed');
+  t.is(d.message, NO_MONITOR);
+  const log = remote.log();
+  t.is(log.length, 2, 'exactly one deploy commit');
+  t.true(log[0]?.message.includes(`Deployment-Id: ${h.deploymentId}`));
+  t.is(remote.show('clusters/prod/shop/Chart.yaml'), 'apiVersion: v2\nname: mychart\nversion: 1.4.0\n');
 });

@@ -3,7 +3,7 @@
  * (reached over file://, or over git:// with `git daemon` on a loopback port, killed at
  * teardown), hooks written as shell scripts, and a look at what the remote holds.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -85,9 +85,19 @@ function freePort(): Promise<number> {
 
 /** `git daemon` serving `remote.base` on a loopback port (pushes allowed); its git:// URL. Killed at teardown. */
 export async function gitDaemon(t: ExecutionContext, remote: Remote): Promise<string> {
+  return (await gitDaemonProcess(t, remote)).url;
+}
+
+/**
+ * gitDaemon, with its process: a test can stop it (SIGSTOP) so that every fetch and push to the
+ * remote hangs on a connection the kernel accepted, and let it go on (SIGCONT). Killed at
+ * teardown, stopped or not.
+ */
+export async function gitDaemonProcess(t: ExecutionContext, remote: Remote): Promise<{ url: string; proc: ChildProcess }> {
   const port = await freePort();
   const proc = spawn('git', ['daemon', '--reuseaddr', '--export-all', '--enable=receive-pack', `--base-path=${remote.base}`, `--port=${port}`, '--listen=127.0.0.1', remote.base], { env: ENV, stdio: 'ignore' });
   t.teardown(() => {
+    proc.kill('SIGCONT');
     proc.kill('SIGTERM');
   });
   for (let i = 0; i < 100; i++) {
@@ -98,7 +108,7 @@ export async function gitDaemon(t: ExecutionContext, remote: Remote): Promise<st
       });
       c.on('error', () => resolve(false));
     });
-    if (up) return `git://127.0.0.1:${port}/${remote.bare.slice(remote.base.length + 1)}`;
+    if (up) return { url: `git://127.0.0.1:${port}/${remote.bare.slice(remote.base.length + 1)}`, proc };
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error('git daemon did not start');
