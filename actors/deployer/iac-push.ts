@@ -12,7 +12,7 @@
  * directory and so cannot conflict — at most MAX_ATTEMPTS times. A push a hook refuses fails with
  * the hook's message (the `remote:` lines git prints).
  */
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { deploymentIdOf } from '../../protocols/deploy/iac.js';
@@ -151,10 +151,15 @@ export class IacPusher {
   private async clone(repo: IacRepoRecord): Promise<string> {
     const dir = join(this.root, String(repo.id));
     if (!existsSync(join(dir, '.git'))) {
+      // Made beside its place and renamed into it: a daemon killed half-way (after `git init`,
+      // before `remote add`) leaves a `.new` directory, never a clone without its remote.
+      const fresh = `${dir}.new`;
       await rm(dir, { recursive: true, force: true });
-      await mkdir(dir, { recursive: true });
-      await git(dir, ['init', '-q']);
-      await git(dir, ['remote', 'add', 'origin', repo.url]);
+      await rm(fresh, { recursive: true, force: true });
+      await mkdir(fresh, { recursive: true });
+      await git(fresh, ['init', '-q']);
+      await git(fresh, ['remote', 'add', 'origin', repo.url]);
+      await rename(fresh, dir);
     } else {
       if (!this.opened.has(repo.id)) {
         // a git killed with the daemon (kill -9) leaves its lock; pushes to one repository run one

@@ -10,7 +10,7 @@
  */
 import test, { type ExecutionContext } from 'ava';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -90,6 +90,20 @@ async function heldInHook(t: ExecutionContext) {
   return { ...h, remote, gate, hookPid };
 }
 
+/** Processes whose working directory is in `dir` (the git commands of a service whose state it is). */
+function processesUnder(dir: string): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (readlinkSync(`/proc/${name}/cwd`).startsWith(dir + '/')) pids.push(Number(name));
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return pids;
+}
+
 const NO_MONITOR = '1 of 1 cluster target failed: swarm-a: no rollout monitor for swarm clusters yet (swarm-service targets are watched from part 2 of the deployment service)';
 
 test('kill -9 after the push landed, before it was recorded: the restarted service finds its own commit and finishes without a second one', async (t) => {
@@ -145,12 +159,14 @@ test('kill -9 after the upload was accepted, before the push began: the restarte
   const h = await deployTo(t, gitd.url);
   t.is(h.acceptedStatus, 202);
   const recorded = await h.api('GET', `/api/deployments/${h.deploymentId}`);
-  t.true(['validating', 'pushing'].includes(recorded.status), `recorded, not pushed yet: ${recorded.status}`);
+  t.true(['pending', 'validating', 'pushing'].includes(recorded.status), `recorded, not pushed yet: ${recorded.status}`);
   h.first.kill('SIGKILL');
   await new Promise((r) => h.first.once('exit', r));
+  // The git the dead service started (hung on the stopped remote) dies with it, as a service
+  // manager kills the whole unit; a git killed mid-way is what the restart must cope with.
+  const orphans = processesUnder(h.stateDir);
+  for (const pid of orphans) process.kill(pid, 'SIGKILL');
   t.is(remote.head(), before, 'nothing was pushed before the kill');
-  // The remote comes back; the fetch the dead service left running may finish on its own (as a
-  // git child outliving its parent would): the restarted service copes with whatever it left.
   gitd.proc.kill('SIGCONT');
   await h.restart();
   const d = await h.finished();
