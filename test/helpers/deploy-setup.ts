@@ -16,7 +16,7 @@ export const SHA = '9fceb02d0ae598e95dc970b74767f19372d61af8';
 
 export function workdir(t: ExecutionContext): string {
   const dir = mkdtempSync(join(tmpdir(), 'hostd-chart-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 }));
   return dir;
 }
 

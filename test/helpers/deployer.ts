@@ -36,7 +36,7 @@ export async function startDeployer(t: ExecutionContext, values: Partial<Deploye
   const system = await ActorSystem.start({ stateDir: dir, logLevel: process.env.TEST_LOG_LEVEL ?? 'silent', groupThreads: 1, poolThreads: 1 });
   t.teardown(async () => {
     await system.shutdown();
-    if (!stateDir) rmSync(dir, { recursive: true, force: true });
+    if (!stateDir) rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 }); // a git of a push still finishing may write into it for a moment
   });
   const adminToken = values.adminToken ?? newAdminToken();
   const args = deployerArgs(dir, { ...resolve(deployerSettings, {}, {}), port: 0, adminToken, ...values });
