@@ -19,12 +19,16 @@ import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import * as sip from '../../protocols/sip/index.js';
-import type { Dialog, KeyedAction, SipRequest, SipResponse } from '../../protocols/sip/index.js';
+import type { KeyedAction, SipRequest, SipResponse } from '../../protocols/sip/index.js';
 import type { SipServerEvent, SipSource } from './gateway-messages.js';
 import type { SipHeader, SipServerArgs, SipServerInfo } from './messages.js';
 import { dialogsActive, malformedTotal, requestsTotal, responsesTotal, routeLookupSeconds, routeLookups, transactionsActive } from './metrics.js';
 import { lookupRoute, routeQuery } from './routing.js';
+import { CoreError, checkHeaders, oneLine, parseContentType } from './gateway-input.js';
+import type { ClientTx, DialogEntry, ServerTx } from './records.js';
 import type { Transport } from './transport.js';
+
+export { CoreError } from './gateway-input.js';
 
 /** Methods the server accepts (Allow). */
 export const ALLOW = ['INVITE', 'ACK', 'BYE', 'CANCEL', 'OPTIONS', 'INFO', 'UPDATE', 'MESSAGE', 'NOTIFY', 'REFER'];
@@ -36,44 +40,6 @@ const UDP_MTU_LIMIT = 1300;
 const NON_INVITE_ANSWER_MS = 32_000;
 /** The one timer wakes at most this often (each due timer still fires at its own deadline). */
 const MIN_TICK_MS = 10;
-
-export class CoreError extends Error {
-  constructor(readonly code: 'NO_TRANSACTION' | 'INVALID' | 'NO_DIALOG' | 'TIMEOUT' | 'TAG_TAKEN', message: string) {
-    super(message);
-  }
-}
-
-interface ServerTx {
-  request: SipRequest;
-  source: SipSource;
-  toTag: string;
-  final: boolean;
-  /** The gateway the request went to. */
-  gateway?: string;
-  dialog?: string;
-  mergeKey?: string;
-  /** When the gateway must have answered finally (408 then). */
-  answerBy?: number;
-}
-
-interface DialogEntry {
-  dialog: Dialog;
-  gateway: string;
-  source: SipSource;
-  /** 2xx to (re-)INVITE awaiting its ACK. */
-  twoXx?: { schedule: sip.TwoXxSchedule; bytes: Buffer };
-}
-
-interface ClientTx {
-  dest: SipSource;
-  request: SipRequest;
-  /** The dialog of an in-dialog request; undefined for an outbound INVITE. */
-  dialog?: string;
-  /** Outbound INVITE: the caller's id, the gateway of the dialog, a CANCEL asked before any 1xx. */
-  outbound?: { id: string; gateway: string; provisional: boolean; cancelAsked: boolean };
-  resolve(res: SipResponse): void;
-  reject(err: CoreError): void;
-}
 
 export type Cast = (gateway: string, event: SipServerEvent) => void;
 
@@ -659,23 +625,4 @@ export class SipCore {
     for (const c of this.clients.values()) c.reject(new CoreError('TIMEOUT', 'SIP server stopping'));
     this.clients.clear();
   }
-}
-
-function oneLine(s: string): string {
-  return s.replace(/[\r\n]+/g, ' ');
-}
-
-function checkHeaders(headers: SipHeader[]): SipHeader[] {
-  for (const h of headers) {
-    if (typeof h?.name !== 'string' || !/^[A-Za-z0-9!%'*+\-.^_`|~]+$/.test(h.name)) throw new CoreError('INVALID', `header name ${JSON.stringify(h?.name)} is not a token`);
-    if (typeof h.value !== 'string' || /[\r\n]/.test(h.value)) throw new CoreError('INVALID', `header ${h.name}: the value must be one line`);
-    if (/^(via|v|from|f|to|t|call-id|i|cseq|content-length|l|content-type|c)$/i.test(h.name)) throw new CoreError('INVALID', `header ${h.name} is set by the SIP server`);
-  }
-  return headers;
-}
-
-function parseContentType(text: string): sip.MediaType {
-  const m = /^\s*([!#$%&'*+\-.^_`|~\w]+)\/([!#$%&'*+\-.^_`|~\w]+)\s*$/.exec(text);
-  if (!m) throw new CoreError('INVALID', `contentType ${JSON.stringify(text)} is not type/subtype`);
-  return { type: m[1]!.toLowerCase(), subtype: m[2]!.toLowerCase(), params: {} };
 }
