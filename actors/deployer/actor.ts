@@ -33,7 +33,7 @@ export default defineActor<DeployerProtocol, null, DeployerArgs, Live>({
     const a = ctx.args;
     const store = new DeployerStore(openEnvironment(a.stateDir));
     await store.seedToken(a.seedAdminToken === null ? null : { hash: adminTokenHash(a.seedAdminToken), scopes: ['admin'], label: 'DEPLOYER_ADMIN_TOKEN', createdAt: Date.now() });
-    const runner = new Runner(store, new IacPusher(join(a.stateDir, 'deployer', 'iac')), ctx.log);
+    const runner = new Runner(store, new IacPusher(join(a.stateDir, 'deployer', 'iac'), ctx.signal), ctx.log);
     const svc: Service = { store, runner, args: a, log: ctx.log, jobKey: loadJobKey(a.stateDir, a.jobTokenKey) };
     const app = loadUws()
       .App()

@@ -47,15 +47,18 @@ export function credentialEnv(url: string, credential: string | null): NodeJS.Pr
   return { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'http.extraHeader', GIT_CONFIG_VALUE_0: `Authorization: Basic ${Buffer.from(pair, 'utf8').toString('base64')}` };
 }
 
-/** Run `git <args>` in `cwd`; resolves with stdout as text, rejects with a GitError. */
-export async function git(cwd: string, args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<string> {
-  return (await gitBytes(cwd, args, env)).toString('utf8');
+/**
+ * Run `git <args>` in `cwd`; resolves with stdout as text, rejects with a GitError. A git still
+ * running when `signal` aborts (the actor instance that started it ended) is killed.
+ */
+export async function git(cwd: string, args: readonly string[], env: NodeJS.ProcessEnv = {}, signal?: AbortSignal): Promise<string> {
+  return (await gitBytes(cwd, args, env, signal)).toString('utf8');
 }
 
 /** The same, with stdout as bytes (file contents: `git cat-file blob`). */
-export function gitBytes(cwd: string, args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<Buffer> {
+export function gitBytes(cwd: string, args: readonly string[], env: NodeJS.ProcessEnv = {}, signal?: AbortSignal): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    execFile('git', args as string[], { cwd, env: { ...ENV, ...env }, timeout: GIT_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024, encoding: 'buffer' }, (err, stdout, stderr) => {
+    execFile('git', args as string[], { cwd, env: { ...ENV, ...env }, timeout: GIT_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024, encoding: 'buffer', signal }, (err, stdout, stderr) => {
       if (err) reject(new GitError(args, stderr.toString('utf8'), typeof err.code === 'number' ? err.code : null));
       else resolve(stdout);
     });

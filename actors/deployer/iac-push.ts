@@ -72,7 +72,15 @@ export class IacPusher {
   /** clones used since this process started (stale locks are removed at first use) */
   private readonly opened = new Set<number>();
 
-  constructor(private readonly root: string) {}
+  /** `signal`: the actor instance's; its gits are killed when it ends (stop, crash, restart). */
+  constructor(
+    private readonly root: string,
+    private readonly signal?: AbortSignal,
+  ) {}
+
+  private git(cwd: string, args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<string> {
+    return git(cwd, args, env, this.signal);
+  }
 
   /** Run `job` on `repo` after everything already queued on that repository. */
   push(repo: IacRepoRecord, job: PushJob): Promise<PushResult> {
@@ -120,23 +128,23 @@ export class IacPusher {
       if (exists) {
         const own = await this.ownCommit(dir, job.deploymentId);
         if (own !== null) return { commit: own, changed: true, found: true, branch };
-        await git(dir, ['checkout', '-q', '-f', '-B', 'deploy', TIP]);
+        await this.git(dir, ['checkout', '-q', '-f', '-B', 'deploy', TIP]);
       } else {
         // an empty remote: the first commit of the branch
-        await git(dir, ['checkout', '-q', '-f', '--orphan', `deploy-${Date.now()}`]);
-        await git(dir, ['rm', '-r', '-q', '-f', '--cached', '--ignore-unmatch', '.']);
+        await this.git(dir, ['checkout', '-q', '-f', '--orphan', `deploy-${Date.now()}`]);
+        await this.git(dir, ['rm', '-r', '-q', '-f', '--cached', '--ignore-unmatch', '.']);
       }
-      await git(dir, ['clean', '-q', '-f', '-d', '-x']);
+      await this.git(dir, ['clean', '-q', '-f', '-d', '-x']);
       await this.place(dir, job);
-      await git(dir, ['add', '-A', '--', job.iacPath]);
-      const changed = await git(dir, ['diff', '--cached', '--quiet']).then(() => false, () => true);
-      if (!changed && exists) return { commit: (await git(dir, ['rev-parse', 'HEAD'])).trim(), changed: false, found: false, branch };
+      await this.git(dir, ['add', '-A', '--', job.iacPath]);
+      const changed = await this.git(dir, ['diff', '--cached', '--quiet']).then(() => false, () => true);
+      if (!changed && exists) return { commit: (await this.git(dir, ['rev-parse', 'HEAD'])).trim(), changed: false, found: false, branch };
       const msgFile = join(dir, '.git', 'DEPLOY_MSG');
       await writeFile(msgFile, job.message);
-      await git(dir, ['commit', '-q', '--no-verify', '-F', msgFile]);
-      const commit = (await git(dir, ['rev-parse', 'HEAD'])).trim();
+      await this.git(dir, ['commit', '-q', '--no-verify', '-F', msgFile]);
+      const commit = (await this.git(dir, ['rev-parse', 'HEAD'])).trim();
       try {
-        await git(dir, ['push', '-q', 'origin', `HEAD:refs/heads/${branch}`], credentialEnv(repo.url, repo.credential));
+        await this.git(dir, ['push', '-q', 'origin', `HEAD:refs/heads/${branch}`], credentialEnv(repo.url, repo.credential));
         return { commit, changed: true, found: false, branch };
       } catch (err) {
         if (!(err instanceof GitError)) throw err;
@@ -157,8 +165,8 @@ export class IacPusher {
       await rm(dir, { recursive: true, force: true });
       await rm(fresh, { recursive: true, force: true });
       await mkdir(fresh, { recursive: true });
-      await git(fresh, ['init', '-q']);
-      await git(fresh, ['remote', 'add', 'origin', repo.url]);
+      await this.git(fresh, ['init', '-q']);
+      await this.git(fresh, ['remote', 'add', 'origin', repo.url]);
       await rename(fresh, dir);
     } else {
       if (!this.opened.has(repo.id)) {
@@ -166,7 +174,7 @@ export class IacPusher {
         // at a time and this process is the clone's only user, so a lock found now is stale
         for (const lock of ['index.lock', 'HEAD.lock', 'config.lock', 'shallow.lock']) await rm(join(dir, '.git', lock), { force: true });
       }
-      await git(dir, ['remote', 'set-url', 'origin', repo.url]);
+      await this.git(dir, ['remote', 'set-url', 'origin', repo.url]);
     }
     this.opened.add(repo.id);
     return dir;
@@ -175,7 +183,7 @@ export class IacPusher {
   /** The repository's branch, else the remote's default branch (main for an empty remote). */
   private async branchOf(dir: string, repo: IacRepoRecord): Promise<string> {
     if (repo.branch !== null) return repo.branch;
-    const out = await git(dir, ['ls-remote', '--symref', 'origin', 'HEAD'], credentialEnv(repo.url, repo.credential));
+    const out = await this.git(dir, ['ls-remote', '--symref', 'origin', 'HEAD'], credentialEnv(repo.url, repo.credential));
     const m = /^ref: refs\/heads\/(\S+)\tHEAD$/m.exec(out);
     return m ? (m[1] as string) : 'main';
   }
@@ -183,14 +191,14 @@ export class IacPusher {
   /** Fetch the branch's tip into refs/remotes/origin/deploy-tip; false when the branch does not exist yet. */
   private async fetch(dir: string, branch: string, repo: IacRepoRecord): Promise<boolean> {
     const env = credentialEnv(repo.url, repo.credential);
-    const tip = await git(dir, ['ls-remote', '--heads', 'origin', `refs/heads/${branch}`], env);
+    const tip = await this.git(dir, ['ls-remote', '--heads', 'origin', `refs/heads/${branch}`], env);
     if (tip.trim() === '') return false;
-    await git(dir, ['fetch', '-q', '--no-tags', '--force', 'origin', `+refs/heads/${branch}:${TIP}`], env);
+    await this.git(dir, ['fetch', '-q', '--no-tags', '--force', 'origin', `+refs/heads/${branch}:${TIP}`], env);
     return true;
   }
 
   private async ownCommit(dir: string, deploymentId: string): Promise<string | null> {
-    const out = await git(dir, ['log', `-n${OWN_COMMIT_DEPTH}`, '--format=%H%x1f%B%x1e', TIP]);
+    const out = await this.git(dir, ['log', `-n${OWN_COMMIT_DEPTH}`, '--format=%H%x1f%B%x1e', TIP]);
     for (const rec of out.split('\x1e')) {
       const [sha, message] = rec.replace(/^\n/, '').split('\x1f');
       if (sha && message !== undefined && deploymentIdOf(message) === deploymentId) return sha;
