@@ -49,7 +49,13 @@ export class MediaBridgeClient {
     const ws = new WebSocket(url, { headers });
     return new Promise((resolve, reject) => {
       ws.once('open', () => resolve(new MediaBridgeClient(ws, o.timeoutMs ?? 15_000)));
-      ws.once('unexpected-response', (_req, res) => reject(new Error(`the bridge refused the connection: HTTP ${res.statusCode}`)));
+      ws.once('unexpected-response', (req, res) => {
+        // With a listener here, ws leaves the request to us: close its socket, or it stays open
+        // (kept by the HTTP agent once the refusal's body has been read).
+        req.destroy();
+        res.socket?.destroy();
+        reject(new Error(`the bridge refused the connection: HTTP ${res.statusCode}`));
+      });
       ws.once('error', reject);
     });
   }
