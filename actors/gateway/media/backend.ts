@@ -89,14 +89,17 @@ export class Backend implements LaneHost {
     this.log.warn({ lane: lane.index, sessions: lane.sessions.size }, 'media bridge connection lost');
   }
 
-  failed(err: Error): void {
+  failed(err: Error): string {
     backendConnectFailures.inc({ backend: this.label });
     backendUp.set({ backend: this.label }, 0);
-    this.lastError = `cannot connect: ${err.message}`;
+    // The errno code only: a system error's message names the address, which owners are not told.
+    const code = (err as NodeJS.ErrnoException).code;
+    this.lastError = `cannot connect (${code ?? err.message})`;
     if (!this.down) this.log.warn({ err: err.message }, 'media bridge backend unreachable');
     this.down = true;
     this.retryAt = Date.now() + this.backoffMs;
     this.backoffMs = Math.min(this.backoffMs * 2, this.o.backoff.maxMs);
+    return this.lastError;
   }
 
   event(e: EventMessage): void {

@@ -29,7 +29,8 @@ export interface LaneHost {
   gate(): void;
   connected(lane: Lane): void;
   disconnected(lane: Lane): void;
-  failed(err: Error): void;
+  /** A connection attempt failed: returns what an owner may be told (no address). */
+  failed(err: Error): string;
   /** ms until the next attempt may be made. */
   retryInMs(): number;
   event(e: EventMessage): void;
@@ -125,9 +126,9 @@ export class Lane {
     try {
       c = await this.connect();
     } catch (err) {
-      this.host.failed(err as Error);
+      const why = this.host.failed(err as Error);
       this.scheduleRetry();
-      throw unavailable((err as Error).message);
+      throw unavailable(why);
     }
     if (this.closed) {
       await c.close().catch(() => undefined);
