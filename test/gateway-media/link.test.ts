@@ -226,6 +226,32 @@ test.serial('bad commands are refused by name before anything reaches a bridge',
   t.false(noOffer.message.startsWith('endpoint.rtp.accept_answer:'), noOffer.message);
 });
 
+test.serial('a full backend (LIMIT_EXCEEDED) passes a new session to the next; a pinned call gets the refusal', async (t) => {
+  const [b0, b1] = await Promise.all([startBridge(t, { maxSessions: 1 }), startBridge(t)]);
+  const h = startLink(t, [b0.url, b1.url]);
+  await h.link.command(A, 'session.create', { callId: 'full' });
+  await h.link.command(A, 'session.create', {});
+  await h.link.command(A, 'session.create', {}); // b0 now has fewer sessions of ours, but is full
+  t.deepEqual([await bridgeSessions(b0), await bridgeSessions(b1)], [1, 2]);
+  const pinned = await refusal(t, h.link.command(A, 'session.create', { callId: 'full' }));
+  t.is(pinned.code, 'LIMIT_EXCEEDED');
+  t.regex(pinned.message, /the limit is 1/);
+  t.is(h.link.sessionsOf(A), 3);
+});
+
+test.serial('a bridge with a token: the link presents it; a wrong one is BACKEND_UNAVAILABLE naming the refusal', async (t) => {
+  const bridge = await startBridge(t, { token: 'bridge-secret' });
+  const good = startLink(t, [bridge.url], { token: 'bridge-secret' });
+  const s = await good.link.command(A, 'session.create', {});
+  t.regex(String(s.session_id), /^[0-9a-f-]{36}$/);
+  const bad = startLink(t, [bridge.url], { token: 'wrong' });
+  const e = await refusal(t, bad.link.command(A, 'session.create', {}));
+  t.is(e.code, 'BACKEND_UNAVAILABLE');
+  t.regex(e.message, /HTTP 401/);
+  t.false(JSON.stringify([good.logs, bad.logs]).includes('bridge-secret'), 'the token is never logged');
+  t.is(await bridgeSessions(bridge), 1);
+});
+
 test.serial('the link refuses a configuration without backends or with a URL that is not ws:', (t) => {
   const log = pino({ level: 'silent' });
   const events = { event: () => undefined };

@@ -188,7 +188,8 @@ class Link implements MediaLink {
         b.load--;
         this.unreserve(c.callId);
         last = fromBridge(err);
-        if (last.code !== 'BACKEND_UNAVAILABLE' || pinned) throw last;
+        // Unreachable or full (MEDIA_MAX_SESSIONS): the next backend may take it, unless pinned.
+        if ((last.code !== 'BACKEND_UNAVAILABLE' && last.code !== 'LIMIT_EXCEEDED') || pinned) throw last;
         continue;
       }
       const id = result.session_id as string;

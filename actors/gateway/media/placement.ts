@@ -7,7 +7,8 @@
  *   BACKEND_UNAVAILABLE, never another backend.
  * - Otherwise the backend holding the fewest sessions of this gateway, ties to the one listed
  *   first; backends known to be down come after every reachable one (they are still tried, last,
- *   in case they came back since).
+ *   in case they came back since). The link tries them in this order until one creates the
+ *   session: one that is unreachable or full (LIMIT_EXCEEDED) passes it to the next.
  */
 
 export interface BackendLoad {
