@@ -109,9 +109,11 @@ class Link implements MediaLink {
       throw new MediaLinkError(checked.code, checked.message);
     }
     const c = checked.value;
+    const started = performance.now();
     try {
       const result = c.kind === 'create' ? await this.create(owner, c) : await this.onSession(owner, c);
       linkCommands.inc({ method, outcome: 'ok' });
+      this.log.debug({ owner, method, session: c.kind === 'session' ? c.sessionId : result.session_id, ms: Math.round(performance.now() - started) }, 'media command done');
       return result;
     } catch (err) {
       const e = fromBridge(err);
