@@ -226,6 +226,26 @@ test.serial('bad commands are refused by name before anything reaches a bridge',
   t.false(noOffer.message.startsWith('endpoint.rtp.accept_answer:'), noOffer.message);
 });
 
+test.serial('commands on many sessions sharing connections, sent all at once, each land on their own session', async (t) => {
+  const bridge = await startBridge(t);
+  const h = startLink(t, [bridge.url], { lanes: 2 });
+  const sessions = await Promise.all(Array.from({ length: 6 }, (_, i) => h.link.command(i % 2 ? A : B, 'session.create', {})));
+  const owner = (i: number) => (i % 2 ? A : B);
+  const made = await Promise.all(
+    sessions.flatMap((s, i) => Array.from({ length: 5 }, () => h.link.command(owner(i), 'endpoint.create_tone', { session_id: s.session_id, tone: 'silence' }))),
+  );
+  for (const [i, s] of sessions.entries()) {
+    const info = await h.link.command(owner(i), 'session.info', { session_id: s.session_id });
+    const ids = (info.endpoints as Array<{ endpoint_id: string }>).map((e) => e.endpoint_id).sort();
+    t.deepEqual(ids, made.slice(i * 5, i * 5 + 5).map((m) => String(m.endpoint_id)).sort(), `session ${i} holds exactly the 5 tones made for it`);
+  }
+  // Destroy and inspect at once, across owners: each answer is about its own session.
+  const results = await Promise.all(sessions.map((s, i) => h.link.command(owner(i), i < 3 ? 'session.destroy' : 'session.info', { session_id: s.session_id })));
+  for (const [i, r] of results.entries()) t.is(r.session_id, sessions[i]!.session_id);
+  t.is(await bridgeSessions(bridge), 3);
+  t.is(h.link.sessionsOf(A) + h.link.sessionsOf(B), 3);
+});
+
 test.serial('a full backend (LIMIT_EXCEEDED) passes a new session to the next; a pinned call gets the refusal', async (t) => {
   const [b0, b1] = await Promise.all([startBridge(t, { maxSessions: 1 }), startBridge(t)]);
   const h = startLink(t, [b0.url, b1.url]);

@@ -54,6 +54,11 @@ export class Backend implements LaneHost {
     backendConnections.set({ backend: this.label }, 0);
   }
 
+  /** Sessions held here (the lanes' records; creations under way not included). */
+  get sessions(): number {
+    return this.lanes.reduce((n, l) => n + l.sessions.size, 0);
+  }
+
   /** Reachable as far as we know (never tried counts as reachable). */
   get reachable(): boolean {
     return !this.down;

@@ -102,7 +102,7 @@ class Link implements MediaLink {
     for (const b of this.backends) linkSessions.set({ backend: b.label }, 0);
   }
 
-  async command(owner: string, method: string, params: Record<string, unknown>): Promise<Record<string, unknown>> {
+  async command(owner: string, method: string, params: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
     const checked = checkLinkCommand(method, params);
     if (!checked.ok) {
       linkCommands.inc({ method: 'invalid', outcome: checked.code });
@@ -165,6 +165,7 @@ class Link implements MediaLink {
       return await creation;
     } finally {
       o.creating.delete(creation);
+      this.prune(owner, o);
     }
   }
 
@@ -197,7 +198,7 @@ class Link implements MediaLink {
       const id = result.session_id as string;
       const r: SessionRecord = { id, owner, backend: b, lane, callId: c.callId };
       this.sessions.set(id, r);
-      linkSessions.set({ backend: b.label }, b.load);
+      linkSessions.set({ backend: b.label }, b.sessions);
       if (o.released || this.closing) {
         // The control connection closed while the bridge was creating it: nobody owns it.
         this.forget(r);
@@ -277,11 +278,18 @@ class Link implements MediaLink {
   private forget(r: SessionRecord): void {
     if (this.sessions.get(r.id) !== r) return;
     this.sessions.delete(r.id);
-    this.owners.get(r.owner)?.sessions.delete(r.id);
+    const o = this.owners.get(r.owner);
+    o?.sessions.delete(r.id);
+    if (o) this.prune(r.owner, o);
     r.lane.sessions.delete(r.id);
     r.backend.load--;
-    linkSessions.set({ backend: r.backend.label }, r.backend.load);
+    linkSessions.set({ backend: r.backend.label }, r.backend.sessions);
     this.unreserve(r.callId);
+  }
+
+  /** An owner with no session and no creation under way needs no entry. */
+  private prune(owner: string, o: Owner): void {
+    if (o.sessions.size === 0 && o.creating.size === 0 && this.owners.get(owner) === o) this.owners.delete(owner);
   }
 
   /** Count a session of `callId` on `b`; false when the call's sessions are on another backend. */
