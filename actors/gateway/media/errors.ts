@@ -38,3 +38,9 @@ export function fromBridge(err: unknown): MediaLinkError {
   }
   return unavailable(`${(err as Error).message}; the command's outcome is unknown`);
 }
+
+/** An error of the link's own code (a bug): INTERNAL_ERROR, as the bridge answers its own. */
+export function asLinkError(err: unknown): MediaLinkError {
+  if (err instanceof MediaLinkError) return err;
+  return new MediaLinkError('INTERNAL_ERROR', `the gateway's media link failed: ${(err as Error)?.message ?? String(err)}`);
+}

@@ -18,7 +18,7 @@ import type { MediaLink, MediaLinkEvents, MediaLinkFactory } from '../media-link
 import type { EventMessage } from '../../../protocols/media/envelope.js';
 import { Backend } from './backend.js';
 import type { Lane } from './lane.js';
-import { fromBridge, MediaLinkError, unavailable, unknownSession } from './errors.js';
+import { asLinkError, MediaLinkError, unavailable, unknownSession } from './errors.js';
 import { linkCommands, linkSessions } from './metrics.js';
 import { checkLinkCommand, type LinkCommand } from './params.js';
 import { placementOrder } from './placement.js';
@@ -116,7 +116,8 @@ class Link implements MediaLink {
       this.log.debug({ owner, method, session: c.kind === 'session' ? c.sessionId : result.session_id, ms: Math.round(performance.now() - started) }, 'media command done');
       return result;
     } catch (err) {
-      const e = fromBridge(err);
+      const e = asLinkError(err);
+      if (e !== err) this.log.error({ err, owner, method }, 'media command failed in the link');
       linkCommands.inc({ method, outcome: e.code });
       this.log.debug({ owner, method, session: c.kind === 'session' ? c.sessionId : undefined, code: e.code }, 'media command refused');
       throw e;
@@ -190,7 +191,7 @@ class Link implements MediaLink {
       } catch (err) {
         b.load--;
         this.unreserve(c.callId);
-        last = fromBridge(err);
+        last = asLinkError(err);
         // Unreachable or full (MEDIA_MAX_SESSIONS): the next backend may take it, unless pinned.
         if ((last.code !== 'BACKEND_UNAVAILABLE' && last.code !== 'LIMIT_EXCEEDED') || pinned) throw last;
         continue;
@@ -226,7 +227,7 @@ class Link implements MediaLink {
       if (c.method === 'session.destroy') this.forget(r);
       return result;
     } catch (err) {
-      const e = fromBridge(err);
+      const e = asLinkError(err);
       if (e.code === 'SESSION_NOT_FOUND') {
         // The bridge no longer has it (destroyed there, its actor ended): its record goes too.
         for (const s of [r, target]) if (s && e.message.includes(s.id)) this.forget(s);
@@ -241,7 +242,7 @@ class Link implements MediaLink {
   private destroyOnBridge(r: SessionRecord): Promise<void> {
     return r.lane.call(r.id, 'session.destroy', {}).then(
       () => undefined,
-      (err) => this.log.warn({ session: r.id, backend: r.backend.label, code: fromBridge(err).code }, 'media session not destroyed on its bridge (the bridge ends it after its orphan timeout if it still runs)'),
+      (err) => this.log.warn({ session: r.id, backend: r.backend.label, code: asLinkError(err).code }, 'media session not destroyed on its bridge (the bridge ends it after its orphan timeout if it still runs)'),
     );
   }
 
