@@ -30,7 +30,7 @@ export interface MediaLinkOptions {
   token?: string;
   log: Logger;
   events: MediaLinkEvents;
-  /** Connections to each backend (default 4): commands of sessions on different ones run in parallel. */
+  /** Connections to each backend (default 16): commands of sessions on different ones run in parallel. */
   lanes?: number;
   /** Reconnection backoff after a failed attempt, doubling (default 250 ms to 5 s). */
   backoff?: { minMs: number; maxMs: number };
@@ -91,7 +91,7 @@ class Link implements MediaLink {
           index,
           token: o.token,
           log: o.log,
-          lanes: o.lanes ?? 4,
+          lanes: o.lanes ?? 16,
           backoff: o.backoff ?? { minMs: 250, maxMs: 5000 },
           commandTimeoutMs: o.commandTimeoutMs ?? 20_000,
           connectTimeoutMs: o.connectTimeoutMs ?? 5000,
