@@ -246,6 +246,38 @@ test.serial('commands on many sessions sharing connections, sent all at once, ea
   t.is(h.link.sessionsOf(A) + h.link.sessionsOf(B), 3);
 });
 
+test.serial('a session taken over on the bridge by another client is reported to its owner and forgotten', async (t) => {
+  const bridge = await startBridge(t);
+  const h = startLink(t, [bridge.url]);
+  const s = await h.link.command(A, 'session.create', {});
+  const other = await bridge.connect();
+  await other.call('session.attach', { session_id: String(s.session_id) });
+  const detached = await h.event(A, 'session.detached', (d) => d.session_id === s.session_id);
+  t.is(detached.reason, 'attached by another connection');
+  t.is(h.link.sessionsOf(A), 0);
+  const e = await refusal(t, h.link.command(A, 'session.info', { session_id: s.session_id }));
+  t.is(e.code, 'SESSION_NOT_FOUND');
+  // Its events now go to the client that took it, not to the former owner through the link.
+  const tone = await other.call('endpoint.create_tone', { tone: 'beep', duration_ms: 60 });
+  await other.waitFor('endpoint.tone.finished', (d) => d.endpoint_id === tone.endpoint_id);
+  t.false(h.events.some((ev) => ev.data.endpoint_id === tone.endpoint_id));
+});
+
+test.serial('close() destroys what is left on the bridges; commands after it are BACKEND_UNAVAILABLE', async (t) => {
+  const bridge = await startBridge(t);
+  const h = startLink(t, [bridge.url]);
+  await h.link.command(A, 'session.create', {});
+  await h.link.command(B, 'session.create', { callId: 'x' });
+  t.is(await bridgeSessions(bridge), 2);
+  await h.link.close();
+  t.is(await bridgeSessions(bridge), 0);
+  t.is(h.link.sessionsOf(A) + h.link.sessionsOf(B), 0);
+  const e = await refusal(t, h.link.command(A, 'session.create', {}));
+  t.is(e.code, 'BACKEND_UNAVAILABLE');
+  t.regex(e.message, /closing its media link/);
+  await h.link.close(); // twice is harmless
+});
+
 test.serial('a full backend (LIMIT_EXCEEDED) passes a new session to the next; a pinned call gets the refusal', async (t) => {
   const [b0, b1] = await Promise.all([startBridge(t, { maxSessions: 1 }), startBridge(t)]);
   const h = startLink(t, [b0.url, b1.url]);
