@@ -179,6 +179,8 @@ class Front {
       mediaTimeoutMs: this.a.mediaTimeoutMs,
       maxEndpoints: this.a.maxEndpointsPerSession,
       peerPolicy: this.a.peerPolicy,
+      fileDir: this.a.fileDir,
+      fileMaxBytes: this.a.fileMaxBytes,
     };
     const shared = { mode: 'shared' as const, group: 'media' };
     await this.ctx.spawn({

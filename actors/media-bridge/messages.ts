@@ -44,5 +44,8 @@ export interface BridgeArgs {
   maxEndpointsPerSession: number;
   maxSessions: number;
   peerPolicy: PeerPolicy;
+  /** Directory local files are played from (null: local file playback is off). */
+  fileDir: string | null;
+  fileMaxBytes: number;
   sessionModule: string;
 }

@@ -63,6 +63,10 @@ export interface SessionArgs {
   mediaTimeoutMs: number;
   maxEndpoints: number;
   peerPolicy: PeerPolicy;
+  /** Directory local files are played from (null or absent: local file playback is off). */
+  fileDir?: string | null;
+  /** Largest file a file endpoint opens, in bytes (absent: 100 MiB). */
+  fileMaxBytes?: number;
   /** How often the session checks that the front still knows it (default 5000 ms). */
   ownerCheckMs?: number;
 }

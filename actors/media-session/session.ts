@@ -21,12 +21,17 @@ import { openSocketPair, shelf } from './sockets.js';
 import type { SocketPair } from './socket-pair.js';
 import { FastRules } from './fast-rules.js';
 import { ToneEndpoint } from './tone-endpoint.js';
-import { markReported, mediaTimeouts, reportCounters, toneFinished, transfers } from './metrics.js';
+import { FileEndpoint } from './file-endpoint.js';
+import { loadLocalFile } from './file-source.js';
+import { filesFinished, markReported, mediaTimeouts, reportCounters, toneFinished, transfers } from './metrics.js';
 import { sessionIdOf, type AdoptOutcome, type Refusal, type SessionArgs, type SessionCommand, type SessionMethod, type SessionOutcome, type SessionResults } from './messages.js';
 import type { SessionEvent, SessionEventData } from '../media-bridge/messages.js';
 import type { EndpointSnapshot, RtpState } from './snapshot.js';
 
-export type Endpoint = RtpEndpoint | ToneEndpoint;
+export type Endpoint = RtpEndpoint | ToneEndpoint | FileEndpoint;
+/** Endpoints that make PCM on the session's clock (send-only sources, mixed). */
+type Generator = ToneEndpoint | FileEndpoint;
+const isGenerator = (ep: Endpoint | undefined): ep is Generator => ep?.type === 'tone' || ep?.type === 'file';
 
 /** What the session needs from its actor. */
 export interface SessionEnv {
@@ -59,6 +64,8 @@ const ok = <M extends SessionMethod>(_c: { method: M }, result: SessionResults[M
 const fail = (code: Refusal['code'], message: string): Refusal => ({ ok: false, code, message });
 /** Packets kept for a transferred endpoint while its target adopts it (1 s of a 20 ms stream). */
 const MAX_HELD_IN_TRANSFER = 50;
+/** MEDIA_FILE_MAX_BYTES's default. */
+export const DEFAULT_FILE_MAX_BYTES = 100 * 1024 * 1024;
 
 export class Session implements RtpHost {
   readonly endpoints = new Map<string, Endpoint>();
@@ -161,12 +168,31 @@ export class Session implements RtpHost {
         this.add(ep);
         return ok(c, { endpoint_id: ep.id, tone });
       }
+      case 'endpoint.create_file':
+        return this.createFile(c);
+      case 'endpoint.file.pause':
+      case 'endpoint.file.resume':
+      case 'endpoint.file.seek': {
+        const ep = this.endpoints.get(c.params.endpoint_id);
+        if (!ep) return this.noEndpoint(c.params.endpoint_id);
+        if (ep.type !== 'file') return fail('ENDPOINT_ERROR', `endpoint ${ep.id} is a ${ep.type} endpoint, not a file endpoint`);
+        const verb = c.method.slice('endpoint.file.'.length);
+        if (ep.state === 'finished') return fail('ENDPOINT_ERROR', `file endpoint ${ep.id} has finished: it cannot ${verb} (remove it, or create a new one)`);
+        const before = ep.state;
+        let ended = false;
+        if (c.method === 'endpoint.file.pause') ep.pause();
+        else if (c.method === 'endpoint.file.resume') ep.resume();
+        else ended = ep.seekTo(c.params.position_ms);
+        if (ep.state !== before) this.fileStateChanged(ep, before, ended);
+        if (c.method === 'endpoint.file.seek') return ok(c, { state: ep.state, position_ms: ep.positionMs });
+        return ok(c, { state: ep.state });
+      }
       case 'endpoint.update_direction': {
         const ep = this.endpoints.get(c.params.endpoint_id);
         if (!ep) return this.noEndpoint(c.params.endpoint_id);
         const d = c.params.direction;
-        if (ep.type === 'tone' && d !== 'auto' && d !== 'sendonly' && d !== 'inactive') {
-          return fail('INVALID_PARAMS', `a tone endpoint only sends: direction must be sendonly, inactive or auto; got ${d}`);
+        if (isGenerator(ep) && d !== 'auto' && d !== 'sendonly' && d !== 'inactive') {
+          return fail('INVALID_PARAMS', `a ${ep.type} endpoint only sends: direction must be sendonly, inactive or auto; got ${d}`);
         }
         ep.override = d === 'auto' ? null : d;
         this.replan();
@@ -187,6 +213,33 @@ export class Session implements RtpHost {
       default:
         return fail('NOT_IMPLEMENTED', `${c.method} is not available in this version of the bridge`);
     }
+  }
+
+  private async createFile(c: Extract<SessionCommand, { method: 'endpoint.create_file' }>): Promise<SessionOutcome<'endpoint.create_file'>> {
+    const { source, start_ms, loop_count, gain_db } = c.params;
+    if (this.endpoints.size >= this.args.maxEndpoints) return this.full();
+    if (/^[a-z][a-z0-9+.-]*:\/\//i.test(source)) return fail('NOT_IMPLEMENTED', `source ${source.split('/')[0]}//…: URL sources are not available in this version of the bridge (only local files under MEDIA_FILE_DIR)`);
+    if (!this.args.fileDir) return fail('ENDPOINT_ERROR', 'local file playback is off: the bridge has no media directory (MEDIA_FILE_DIR is not set)');
+    const loaded = await loadLocalFile(this.args.fileDir, source, this.args.fileMaxBytes ?? DEFAULT_FILE_MAX_BYTES, gain_db);
+    if (!loaded.ok) return fail('ENDPOINT_ERROR', loaded.message);
+    const { info } = loaded.file;
+    if (start_ms >= info.durationMs) return fail('INVALID_PARAMS', `start_ms ${start_ms} is not inside the file (${info.durationMs} ms long)`);
+    // The file was read asynchronously: the session may have closed or filled up meanwhile.
+    if (this.isClosed) return fail('SESSION_NOT_FOUND', `session ${this.args.sessionId} closed while the file was being read`);
+    if (this.endpoints.size >= this.args.maxEndpoints) return this.full();
+    const ep = new FileEndpoint(randomUUID(), source, loaded.file, start_ms, loop_count, gain_db);
+    this.add(ep);
+    return ok(c, { endpoint_id: ep.id, state: ep.state, duration_ms: ep.durationMs });
+  }
+
+  /** A file endpoint changed state (a command, or its clock reached the end). */
+  private fileStateChanged(ep: FileEndpoint, previous: string, ended: boolean): void {
+    this.env.emit('endpoint.state_changed', { endpoint_id: ep.id, type: 'file', state: ep.state, previous_state: previous });
+    if (ended) {
+      filesFinished.inc();
+      this.env.emit('endpoint.file.finished', { endpoint_id: ep.id, reason: 'completed', played_ms: ep.frames * 20 });
+    }
+    this.replan();
   }
 
   private async newRtp(direction: Direction): Promise<{ ok: true; ep: RtpEndpoint } | { ok: false; outcome: Refusal }> {
@@ -424,7 +477,7 @@ export class Session implements RtpHost {
     this.fast.takeAll();
     const nodes: RouteNode[] = [];
     for (const ep of this.endpoints.values()) {
-      if (ep.type === 'tone') nodes.push({ id: ep.id, direction: ep.direction, codec: null, generator: true });
+      if (isGenerator(ep)) nodes.push({ id: ep.id, direction: ep.direction, codec: null, generator: true });
       // Before its answer an RTP endpoint neither sends nor receives: it is left out of routing.
       else nodes.push({ id: ep.id, direction: ep.negotiated ? ep.direction : 'inactive', codec: ep.negotiated?.sendCodec.name ?? null, canSend: ep.negotiated !== null });
     }
@@ -443,7 +496,7 @@ export class Session implements RtpHost {
         this.targetsOf.set(s, list);
       }
     }
-    const tones = [...this.endpoints.values()].some((e) => e.type === 'tone' && e.state === 'playing');
+    const tones = [...this.endpoints.values()].some((e) => isGenerator(e) && e.state === 'playing');
     if ((mixing || tones) && !this.clock) this.startClock();
     else if (!mixing && !tones && this.clock) this.stopClock();
   }
@@ -477,7 +530,7 @@ export class Session implements RtpHost {
       }
       const sources: MixSource[] = route.sources.map((id) => {
         const s = this.endpoints.get(id);
-        return s?.type === 'tone' ? { id, generate: (rate: number) => s.frame(rate) } : { id };
+        return isGenerator(s) ? { id, generate: (rate: number) => s.frame(rate) } : { id };
       });
       const codec: CodecName = d.negotiated.sendCodec.name;
       const payload = this.mixer.mixFor(d.id, codec, sources);
@@ -493,6 +546,8 @@ export class Session implements RtpHost {
         this.env.emit('endpoint.state_changed', { endpoint_id: ep.id, type: 'tone', state: 'finished', previous_state: 'playing' });
         toneFinished.inc();
         this.env.emit('endpoint.tone.finished', { endpoint_id: ep.id, tone: ep.tone, played_ms: ep.frames * 20 });
+      } else if (ep.type === 'file' && ep.advance()) {
+        this.fileStateChanged(ep, 'playing', true);
       }
     }
     if (finished) this.replan();
