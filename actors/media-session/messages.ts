@@ -43,11 +43,18 @@ export type SessionMsg =
   /** Relay: the endpoint now lives in `to` (or came home: `to` on this thread took the sockets). */
   | { type: 'relayRetarget'; endpointId: string; to: string }
   /** Relay: the endpoint was removed; close its sockets. */
-  | { type: 'relayClose'; endpointId: string; closeSockets: boolean };
+  | { type: 'relayClose'; endpointId: string; closeSockets: boolean }
+  /** WebSocket PCM: a client dialled in with the endpoint's token (answer: false when it is gone). */
+  | { type: 'wsOpen'; endpointId: string }
+  /** WebSocket PCM: a binary message from the client (transferred). */
+  | { type: 'wsAudio'; endpointId: string; data: ArrayBuffer }
+  /** WebSocket PCM: the client's socket closed. */
+  | { type: 'wsClosed'; endpointId: string };
 
 export interface SessionReplies {
   command: SessionOutcome;
   adopt: AdoptOutcome;
+  wsOpen: boolean;
 }
 
 export type SessionProtocol = Protocol<SessionMsg, SessionReplies>;
@@ -67,6 +74,8 @@ export interface SessionArgs {
   fileDir?: string | null;
   /** Largest file a file endpoint opens, in bytes (absent: 100 MiB). */
   fileMaxBytes?: number;
+  /** A WebSocket endpoint not dialled in this long is removed (absent: 30 s). */
+  wsConnectTimeoutMs?: number;
   /** How often the session checks that the front still knows it (default 5000 ms). */
   ownerCheckMs?: number;
 }

@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { threadId } from 'node:worker_threads';
 import type { SessionInfo } from '../../protocols/media/results.js';
-import { routingPlan, type Route, type RouteNode } from '../../protocols/media/routing.js';
+import { isSource, routingPlan, type Route, type RouteNode } from '../../protocols/media/routing.js';
 import { stampEvent, stampForwarded, stampGenerated } from '../../protocols/media/outbound.js';
 import type { RtpHeader } from '../../protocols/media/rtp.js';
 import type { CodecName, Direction } from '../../protocols/media/types.js';
@@ -23,12 +23,14 @@ import { FastRules } from './fast-rules.js';
 import { ToneEndpoint } from './tone-endpoint.js';
 import { FileEndpoint } from './file-endpoint.js';
 import { loadLocalFile } from './file-source.js';
+import { WsEndpoint } from './ws-endpoint.js';
+import { AUDIO_PATH_PREFIX } from '../../protocols/media/commands.js';
 import { filesFinished, markReported, mediaTimeouts, reportCounters, toneFinished, transfers } from './metrics.js';
 import { sessionIdOf, type AdoptOutcome, type Refusal, type SessionArgs, type SessionCommand, type SessionMethod, type SessionOutcome, type SessionResults } from './messages.js';
 import type { SessionEvent, SessionEventData } from '../media-bridge/messages.js';
 import type { EndpointSnapshot, RtpState } from './snapshot.js';
 
-export type Endpoint = RtpEndpoint | ToneEndpoint | FileEndpoint;
+export type Endpoint = RtpEndpoint | ToneEndpoint | FileEndpoint | WsEndpoint;
 /** Endpoints that make PCM on the session's clock (send-only sources, mixed). */
 type Generator = ToneEndpoint | FileEndpoint;
 const isGenerator = (ep: Endpoint | undefined): ep is Generator => ep?.type === 'tone' || ep?.type === 'file';
@@ -47,6 +49,10 @@ export interface SessionEnv {
   setTimeout(fn: () => void, ms: number): NodeJS.Timeout;
   setInterval(fn: () => void, ms: number): NodeJS.Timeout;
   countPacket(kind: 'forwarded' | 'mixed' | 'tone', n: number): void;
+  /** Send one frame to a WebSocket endpoint's client (its socket is the front's). */
+  wsSend(endpointId: string, data: ArrayBuffer): void;
+  /** A WebSocket endpoint ended: the front closes its client's socket and forgets its token. */
+  wsClose(endpointId: string, reason: string): void;
 }
 
 /** One destination of a source's packets. */
@@ -64,6 +70,10 @@ const ok = <M extends SessionMethod>(_c: { method: M }, result: SessionResults[M
 const fail = (code: Refusal['code'], message: string): Refusal => ({ ok: false, code, message });
 /** Packets kept for a transferred endpoint while its target adopts it (1 s of a 20 ms stream). */
 const MAX_HELD_IN_TRANSFER = 50;
+/** How much inbound WebSocket audio waits for the clock at most (the front refuses a client faster than real time). */
+const WS_QUEUE_MS = 1000;
+/** MEDIA_WS_CONNECT_TIMEOUT_MS's default. */
+export const DEFAULT_WS_CONNECT_TIMEOUT_MS = 30_000;
 /** MEDIA_FILE_MAX_BYTES's default. */
 export const DEFAULT_FILE_MAX_BYTES = 100 * 1024 * 1024;
 
@@ -77,6 +87,8 @@ export class Session implements RtpHost {
   private plan = new Map<string, Route>();
   /** Per source: where its packets go, worked out once per change of routing. */
   private targetsOf = new Map<string, Target[]>();
+  /** RTP sources that a PCM destination (WebSocket, bridge) hears: always decoded, never native. */
+  private pcmHeard = new Set<string>();
   /** Packets sent, by kind, since the last housekeeping (added to the metrics there). */
   private forwarded = 0;
   private mixedSent = 0;
@@ -170,6 +182,23 @@ export class Session implements RtpHost {
       }
       case 'endpoint.create_file':
         return this.createFile(c);
+      case 'endpoint.create_websocket': {
+        if (this.endpoints.size >= this.args.maxEndpoints) return this.full();
+        const id = randomUUID();
+        const token = randomUUID();
+        const ep = new WsEndpoint(id, c.params.sample_rate, c.params.direction, (reason) => this.env.wsClose(id, reason));
+        this.add(ep);
+        const timeoutMs = this.args.wsConnectTimeoutMs ?? DEFAULT_WS_CONNECT_TIMEOUT_MS;
+        this.env.setTimeout(() => {
+          if (this.endpoints.get(id) !== ep || ep.state !== 'connecting') return;
+          this.detach(ep);
+          const removedAt = Date.now();
+          ep.close('removed');
+          this.env.emit('endpoint.state_changed', { endpoint_id: id, type: 'websocket', state: 'disconnected', previous_state: 'connecting' });
+          this.env.emit('endpoint.ws.connect_timeout', { endpoint_id: id, timeout_ms: timeoutMs, removed_at_epoch_ms: removedAt });
+        }, timeoutMs);
+        return ok(c, { endpoint_id: id, connect_token: token, audio_path: `${AUDIO_PATH_PREFIX}${token}` });
+      }
       case 'endpoint.file.pause':
       case 'endpoint.file.resume':
       case 'endpoint.file.seek': {
@@ -239,6 +268,35 @@ export class Session implements RtpHost {
       filesFinished.inc();
       this.env.emit('endpoint.file.finished', { endpoint_id: ep.id, reason: 'completed', played_ms: ep.frames * 20 });
     }
+    this.replan();
+  }
+
+  // ---- WebSocket endpoints: their client's socket is the front's --------------------------
+
+  /** The client dialled in with the endpoint's token; false when the endpoint is gone (the front closes the socket). */
+  wsOpened(endpointId: string): boolean {
+    const ep = this.endpoints.get(endpointId);
+    if (ep?.type !== 'websocket' || ep.state !== 'connecting' || this.isClosed) return false;
+    ep.state = 'connected';
+    this.env.emit('endpoint.state_changed', { endpoint_id: ep.id, type: 'websocket', state: 'connected', previous_state: 'connecting' });
+    this.replan();
+    return true;
+  }
+
+  wsAudio(endpointId: string, data: Uint8Array): void {
+    const ep = this.endpoints.get(endpointId);
+    if (ep?.type !== 'websocket' || ep.state !== 'connected') return;
+    const pcm = ep.samples(data);
+    if (pcm.length > 0 && isSource(ep.direction)) this.mixer.pushPcm(ep.id, ep.sampleRate, pcm, WS_QUEUE_MS);
+  }
+
+  /** The client's socket closed (the client, the front's overload guard, or our own close). */
+  wsClosed(endpointId: string): void {
+    const ep = this.endpoints.get(endpointId);
+    if (ep?.type !== 'websocket' || ep.state !== 'connected') return;
+    ep.state = 'disconnected';
+    this.mixer.forget(ep.id);
+    this.env.emit('endpoint.state_changed', { endpoint_id: ep.id, type: 'websocket', state: 'disconnected', previous_state: 'connected' });
     this.replan();
   }
 
@@ -420,7 +478,7 @@ export class Session implements RtpHost {
 
   /** An RTP packet that passed the endpoint's checks. */
   media(ep: RtpEndpoint, h: RtpHeader, payload: Uint8Array): void {
-    const targets = this.targetsOf.get(ep.id);
+    const targets = this.targetsOf.get(ep.id) ?? (this.pcmHeard.has(ep.id) ? [] : undefined);
     if (!targets) {
       ep.counters.notSourceDrops++;
       return;
@@ -437,23 +495,27 @@ export class Session implements RtpHost {
       return;
     }
     let decoded = false;
+    const decode = () => {
+      decoded = true;
+      if (!this.clock) this.startClock();
+      try {
+        this.mixer.push(ep.id, codec, payload);
+      } catch {
+        ep.counters.malformed++; // a payload its codec cannot decode (a corrupt Opus frame): dropped
+      }
+    };
+    const heardAsPcm = this.pcmHeard.has(ep.id);
     for (let i = 0; i < targets.length; i++) {
       const t = targets[i]!;
       if (t.forward && t.codec === codec) {
         t.dest.sendRtp(t.pt, stampForwarded(t.dest.outbound, ep.sourceKey, h.timestamp, h.marker, t.frameTicks), payload);
         this.forwarded++;
-        // Forwarded by JS once: the native path can carry this stream from the next packet on.
-        if (targets.length === 1) this.fast.maybeSet(ep, targets);
-      } else if (!decoded) {
-        decoded = true;
-        if (!this.clock) this.startClock();
-        try {
-          this.mixer.push(ep.id, codec, payload);
-        } catch {
-          ep.counters.malformed++; // a payload its codec cannot decode (a corrupt Opus frame): dropped
-        }
-      }
+        // Forwarded by JS once: the native path can carry this stream from the next packet on
+        // (not when a PCM destination hears it too: the native path would starve it).
+        if (targets.length === 1 && !heardAsPcm) this.fast.maybeSet(ep, targets);
+      } else if (!decoded) decode();
     }
+    if (heardAsPcm && !decoded) decode();
   }
 
   private forwardEvent(src: RtpEndpoint, d: RtpEndpoint, h: RtpHeader, payload: Uint8Array): void {
@@ -478,15 +540,18 @@ export class Session implements RtpHost {
     const nodes: RouteNode[] = [];
     for (const ep of this.endpoints.values()) {
       if (isGenerator(ep)) nodes.push({ id: ep.id, direction: ep.direction, codec: null, generator: true });
+      else if (ep.type === 'websocket') nodes.push({ id: ep.id, direction: ep.direction, codec: null, pcm: true });
       // Before its answer an RTP endpoint neither sends nor receives: it is left out of routing.
       else nodes.push({ id: ep.id, direction: ep.negotiated ? ep.direction : 'inactive', codec: ep.negotiated?.sendCodec.name ?? null, canSend: ep.negotiated !== null });
     }
     this.plan = routingPlan(nodes);
     this.targetsOf.clear();
+    this.pcmHeard.clear();
     let mixing = false;
     for (const route of this.plan.values()) {
       if (route.mode === 'mix') mixing = true;
       const dest = this.endpoints.get(route.destination);
+      if (dest?.type === 'websocket') for (const s of route.sources) this.pcmHeard.add(s);
       if (dest?.type !== 'rtp' || !dest.negotiated) continue;
       const send = dest.negotiated.sendCodec;
       const target: Target = { dest, forward: route.mode === 'forward', codec: send.name, pt: send.pt, frameTicks: rtpTimestampIncrement(send.name) };
@@ -523,15 +588,17 @@ export class Session implements RtpHost {
       // A forward route whose source sent another of its agreed codecs this tick is mixed too.
       if (route.mode === 'silent') continue;
       const d = this.endpoints.get(route.destination);
+      if (d?.type === 'websocket') {
+        const pcm = this.mixer.mixPcm(d.sampleRate, this.mixSources(route));
+        if (pcm) this.env.wsSend(d.id, d.encode(pcm));
+        continue;
+      }
       if (d?.type !== 'rtp' || !d.negotiated) continue;
       if (route.mode === 'forward') {
         const sent = this.mixer.frameCodec(route.sources[0]!);
         if (sent === null || sent === d.negotiated.sendCodec.name) continue;
       }
-      const sources: MixSource[] = route.sources.map((id) => {
-        const s = this.endpoints.get(id);
-        return isGenerator(s) ? { id, generate: (rate: number) => s.frame(rate) } : { id };
-      });
+      const sources = this.mixSources(route);
       const codec: CodecName = d.negotiated.sendCodec.name;
       const payload = this.mixer.mixFor(d.id, codec, sources);
       if (!payload) continue;
@@ -551,6 +618,13 @@ export class Session implements RtpHost {
       }
     }
     if (finished) this.replan();
+  }
+
+  private mixSources(route: Route): MixSource[] {
+    return route.sources.map((id) => {
+      const s = this.endpoints.get(id);
+      return isGenerator(s) ? { id, generate: (rate: number) => s.frame(rate) } : { id };
+    });
   }
 
   private reportsDue = 0;

@@ -28,6 +28,7 @@ export const mediaSettings = {
   peerPolicy: oneOf({ env: 'MEDIA_PEER_POLICY', flag: 'media-peer-policy', description: 'Which sources an RTP endpoint accepts: strict (the SDP address and port), address (the SDP address, any port), latch (any; replies go where media comes from)', values: PEER_POLICIES, default: 'address' }),
   fileDir: str({ env: 'MEDIA_FILE_DIR', flag: 'media-file-dir', description: 'Directory file endpoints play local files from (empty: local file playback is off)', expect: 'an absolute directory path or empty', default: '', valid: (v) => isAbsolute(v) }),
   fileMaxBytes: int({ env: 'MEDIA_FILE_MAX_BYTES', flag: 'media-file-max-bytes', description: 'Largest local file a file endpoint opens, in bytes', min: 1024, max: 2 ** 31, default: 100 * 1024 * 1024 }),
+  wsConnectTimeoutMs: int({ env: 'MEDIA_WS_CONNECT_TIMEOUT_MS', flag: 'media-ws-connect-timeout-ms', description: 'A WebSocket PCM endpoint whose client has not dialled in this long is removed (with endpoint.ws.connect_timeout)', min: 100, max: 3_600_000, default: 30_000 }),
   allowOpenWithoutToken: bool({ env: 'MEDIA_ALLOW_OPEN', flag: 'media-allow-open', description: 'Allow a non-loopback MEDIA_HOST without a token (not recommended)', default: false }),
 };
 
@@ -61,6 +62,7 @@ export function bridgeArgs(v: MediaValues): BridgeArgs {
     peerPolicy: v.peerPolicy,
     fileDir: v.fileDir || null,
     fileMaxBytes: v.fileMaxBytes,
+    wsConnectTimeoutMs: v.wsConnectTimeoutMs,
     sessionModule: SESSION_MODULE,
   };
 }

@@ -5,7 +5,7 @@
  * field. Pure.
  */
 import { DIRECTIONS, CODEC_NAMES } from './types.js';
-import { arrayOf, boolean, checkParams, nullable, number, oneOf, optional, required, string, uuid, type ParamsOf } from './validate.js';
+import { arrayOf, boolean, checkParams, nullable, number, oneOf, oneOfNumbers, optional, required, string, uuid, type ParamsOf } from './validate.js';
 import type { ErrorCode } from './envelope.js';
 
 export const TONES = ['ringback', 'ringing', 'busy', 'beep', 'sine', 'silence'] as const;
@@ -15,6 +15,10 @@ const direction = optional(oneOf(DIRECTIONS), 'sendrecv' as const);
 const endpointId = required(string({ min: 1, max: 128 }));
 const sdp = required(string({ min: 1, max: 60_000 }));
 const ENDPOINT_TYPES = ['webrtc', 'rtp'] as const;
+/** Rates of a WebSocket PCM endpoint's audio (16-bit little-endian mono). */
+export const WS_SAMPLE_RATES = [8000, 16000, 48000] as const;
+/** Where a WebSocket PCM client dials in, on the command port: `${AUDIO_PATH_PREFIX}<connect_token>`. */
+export const AUDIO_PATH_PREFIX = '/audio/';
 /** A file endpoint plays its file at most 1 + this many times (null: until removed). */
 export const MAX_LOOP_COUNT = 10_000;
 
@@ -59,6 +63,7 @@ export const SHAPES = {
   'endpoint.file.pause': { endpoint_id: endpointId },
   'endpoint.file.resume': { endpoint_id: endpointId },
   'endpoint.file.seek': { endpoint_id: endpointId, position_ms: required(number({ min: 0, max: Number.MAX_SAFE_INTEGER, integer: true, unit: 'ms' })) },
+  'endpoint.create_websocket': { direction, sample_rate: optional(oneOfNumbers(WS_SAMPLE_RATES), 8000) },
 } as const;
 
 export type Method = keyof typeof SHAPES;
@@ -73,7 +78,7 @@ export const SESSIONLESS: ReadonlySet<Method> = new Set<Method>(['session.create
  * they answer NOT_IMPLEMENTED. (The WebRTC commands are in SHAPES: they validate here, and the
  * session answers NOT_IMPLEMENTED; a misspelt `endpoint.webrtc.*` name is METHOD_NOT_FOUND.)
  */
-export const NOT_YET: ReadonlySet<string> = new Set(['endpoint.create_websocket', 'endpoint.create_bridge']);
+export const NOT_YET: ReadonlySet<string> = new Set(['endpoint.create_bridge']);
 
 export type Checked = { ok: true; command: Command } | { ok: false; code: ErrorCode; message: string };
 

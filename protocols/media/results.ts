@@ -45,6 +45,7 @@ export interface Results {
   'endpoint.file.pause': { state: FileState };
   'endpoint.file.resume': { state: FileState };
   'endpoint.file.seek': { state: FileState; position_ms: number };
+  'endpoint.create_websocket': { endpoint_id: string; connect_token: string; audio_path: string };
   // The spec's WebRTC results. This version of the bridge answers these NOT_IMPLEMENTED.
   'endpoint.webrtc.create_from_offer': { endpoint_id: string; sdp_answer: string };
   'endpoint.webrtc.create_offer': { endpoint_id: string; sdp_offer: string };
@@ -66,4 +67,6 @@ export interface Events {
   'session.detached': { session_id: string; reason: string };
   /** A file endpoint played to its end (its last loop); it stays, `finished`, until removed. */
   'endpoint.file.finished': { session_id: string; endpoint_id: string; reason: 'completed'; played_ms: number };
+  /** A WebSocket endpoint nobody dialled in time: it has been removed. */
+  'endpoint.ws.connect_timeout': { session_id: string; endpoint_id: string; timeout_ms: number; removed_at_epoch_ms: number };
 }

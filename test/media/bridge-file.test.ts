@@ -7,19 +7,9 @@ import test, { type ExecutionContext } from 'ava';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, symlinkSync, truncateSync, writeFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { MediaBridgeError } from '../../actors/media-bridge/client.js';
 import { G722Decoder } from '../../protocols/media/codecs/g722.js';
 import { audioTempDir, dominantFrequency, ffmpeg, sineFit } from '../helpers/audio.js';
-import { bridgeSession, leg, RtpPeer, sleep, type Received } from '../helpers/media.js';
-
-const code = async (p: Promise<unknown>) => {
-  try {
-    await p;
-    return 'ok';
-  } catch (err) {
-    return err instanceof MediaBridgeError ? `${err.code}: ${err.message}` : `thrown: ${(err as Error).message}`;
-  }
-};
+import { bridgeSession, leg, outcome, RtpPeer, sleep, type Received } from '../helpers/media.js';
 
 /** A media directory with `name` made by ffmpeg from `lavfi` inputs. */
 async function wav(t: ExecutionContext, dir: string, name: string, args: string[]): Promise<string> {
@@ -102,8 +92,8 @@ test.serial('pause stops the packets and keeps the place; resume carries on; bot
   t.true(fit.thdnDb < -25, `continuous across the pause: THD+N ${fit.thdnDb.toFixed(1)} dB`);
   t.deepEqual(states, ['playing→paused', 'paused→playing', 'playing→finished']);
   // A finished file refuses pause, resume and seek, and cannot be transferred.
-  for (const m of ['endpoint.file.pause', 'endpoint.file.resume'] as const) t.regex(await code(c.call(m, { endpoint_id })), /^ENDPOINT_ERROR: .*.*has finished/);
-  t.regex(await code(c.call('endpoint.file.seek', { endpoint_id, position_ms: 0 })), /^ENDPOINT_ERROR: .*.*has finished/);
+  for (const m of ['endpoint.file.pause', 'endpoint.file.resume'] as const) t.regex(await outcome(c.call(m, { endpoint_id })), /^ENDPOINT_ERROR: .*.*has finished/);
+  t.regex(await outcome(c.call('endpoint.file.seek', { endpoint_id, position_ms: 0 })), /^ENDPOINT_ERROR: .*.*has finished/);
 });
 
 test.serial('seek jumps to the asked place (heard in the tone); a seek past the end finishes the file', async (t) => {
@@ -194,16 +184,16 @@ test.serial('refused at create, creating nothing: bad, truncated and huge WAVs, 
     [{ source: 'http://127.0.0.1/x.wav' }, /^NOT_IMPLEMENTED: .*.*URL sources/],
     [{ source: good, gain_db: 30 }, /^INVALID_PARAMS: .*gain_db must be between -60 and 20 dB/],
   ];
-  for (const [params, expected] of cases) t.regex(await code(c.call('endpoint.create_file', params as { source: string })), expected, JSON.stringify(params));
+  for (const [params, expected] of cases) t.regex(await outcome(c.call('endpoint.create_file', params as { source: string })), expected, JSON.stringify(params));
   t.deepEqual((await c.call('session.info', {})).endpoints, [], 'nothing was created');
   // The good file plays; it only sends, and it cannot be transferred.
   const { endpoint_id } = await c.call('endpoint.create_file', { source: join(dir, good) });
-  t.regex(await code(c.call('endpoint.update_direction', { endpoint_id, direction: 'recvonly' })), /^INVALID_PARAMS: .*a file endpoint only sends/);
+  t.regex(await outcome(c.call('endpoint.update_direction', { endpoint_id, direction: 'recvonly' })), /^INVALID_PARAMS: .*a file endpoint only sends/);
   const other = await c.call('session.create', {});
   await c.call('session.attach', { session_id: sessionId });
-  t.regex(await code(c.call('endpoint.transfer', { endpoint_id, target_session_id: other.session_id })), /^INVALID_PARAMS: .*a file endpoint cannot be transferred/);
-  t.regex(await code(c.call('endpoint.file.pause', { endpoint_id: 'nope' })), /^ENDPOINT_ERROR: .*no endpoint nope/);
+  t.regex(await outcome(c.call('endpoint.transfer', { endpoint_id, target_session_id: other.session_id })), /^INVALID_PARAMS: .*a file endpoint cannot be transferred/);
+  t.regex(await outcome(c.call('endpoint.file.pause', { endpoint_id: 'nope' })), /^ENDPOINT_ERROR: .*no endpoint nope/);
   // Without a media directory, local playback is off.
   const off = await bridgeSession(t);
-  t.regex(await code(off.c.call('endpoint.create_file', { source: good })), /^ENDPOINT_ERROR: .*local file playback is off/);
+  t.regex(await outcome(off.c.call('endpoint.create_file', { source: good })), /^ENDPOINT_ERROR: .*local file playback is off/);
 });

@@ -44,7 +44,7 @@ const names = (field: string) => new RegExp(`(^|[^\\w])${field.replace(/[.[\]]/g
 
 // ---- the table of methods, their parameters and a minimal valid call (from the spec) ----
 
-type Kind = 'endpointId' | 'sdp' | 'direction' | 'directionOrAuto' | 'bool' | 'codecs' | 'generation' | 'uuid' | 'optionalUuid' | 'tone' | 'frequency' | 'duration' | 'source' | 'startMs' | 'loopCount' | 'gainDb' | 'positionMs';
+type Kind = 'endpointId' | 'sdp' | 'direction' | 'directionOrAuto' | 'bool' | 'codecs' | 'generation' | 'uuid' | 'optionalUuid' | 'tone' | 'frequency' | 'duration' | 'source' | 'startMs' | 'loopCount' | 'gainDb' | 'positionMs' | 'sampleRate';
 
 interface MethodCase {
   fields: Record<string, Kind>;
@@ -131,6 +131,12 @@ const CASES: Record<Method, MethodCase> = {
     minimal: { endpoint_id: 'e1', position_ms: 0 },
     defaults: { endpoint_id: 'e1', position_ms: 0 },
     full: { endpoint_id: 'e1', position_ms: 61_000 },
+  },
+  'endpoint.create_websocket': {
+    fields: { direction: 'direction', sample_rate: 'sampleRate' },
+    minimal: {},
+    defaults: { direction: 'sendrecv', sample_rate: 8000 },
+    full: { direction: 'sendonly', sample_rate: 48000 },
   },
 };
 
@@ -265,6 +271,12 @@ const BAD: Record<Kind, Array<[string, unknown, RegExp]>> = {
     ['a string', '-6', /must be a number/],
     ['null', null, /must be a number; got null/],
   ],
+  sampleRate: [
+    ['12345', 12_345, /sample_rate must be one of 8000, 16000, 48000; got number 12345/],
+    ['44100', 44_100, /one of 8000, 16000, 48000/],
+    ['a string', '8000', /one of 8000, 16000, 48000; got "8000"/],
+    ['null', null, /got null/],
+  ],
   positionMs: [
     ['missing', undefined, /required/],
     ['negative', -20, /between 0 and/],
@@ -292,6 +304,7 @@ const GOOD: Record<Kind, Array<[unknown, unknown]>> = {
   loopCount: [[0, 0], [10_000, 10_000], [null, null], [undefined, 0]],
   gainDb: [[-60, -60], [20, 20], [-3.5, -3.5], [undefined, 0]],
   positionMs: [[0, 0], [999_999, 999_999]],
+  sampleRate: [[8000, 8000], [16_000, 16_000], [48_000, 48_000], [undefined, 8000]],
 };
 
 function withField(params: Params, field: string, value: unknown): Params {
@@ -522,8 +535,8 @@ test('endpoint.create_with_file is an alias of endpoint.create_file', (t) => {
   t.regex(refused(t, checkCommand('endpoint.create_with_file', { source: 'x.wav', url: 'y' }, noSdpSniffing), 'INVALID_PARAMS'), /unknown parameter url/);
 });
 
-test('later families (WebSocket, bridge endpoints) are NOT_IMPLEMENTED, whatever their params', (t) => {
-  for (const m of ['endpoint.create_websocket', 'endpoint.create_bridge']) {
+test('later families (bridge endpoints) are NOT_IMPLEMENTED, whatever their params', (t) => {
+  for (const m of ['endpoint.create_bridge']) {
     for (const params of [{}, { url: 'file:///x.wav' }, { anything: [1, 2] }]) {
       const msg = refused(t, checkCommand(m, params, noSdpSniffing), 'NOT_IMPLEMENTED');
       t.true(msg.includes(m), msg);
