@@ -140,6 +140,12 @@ class Front {
       return { ok: true, result: { session_id: s.id, destroyed: true } };
     }
     let targetActor: string | undefined;
+    if (command.method === 'endpoint.create_bridge') {
+      if (command.params.target_session_id === s.id) return { ok: false, code: 'INVALID_PARAMS', message: 'target_session_id is this session; a bridge wires two sessions' };
+      const target = this.sessions.get(command.params.target_session_id);
+      if (!target) return { ok: false, code: 'SESSION_NOT_FOUND', message: `session ${command.params.target_session_id} does not exist` };
+      targetActor = target.actor;
+    }
     if (command.method === 'endpoint.transfer') {
       const target = this.sessions.get(command.params.target_session_id);
       if (command.params.target_session_id !== s.id) {

@@ -7,7 +7,7 @@ import type { Protocol } from '../../runtime/index.js';
 import type { Command, Method } from '../../protocols/media/commands.js';
 import type { ErrorCode } from '../../protocols/media/envelope.js';
 import type { Results } from '../../protocols/media/results.js';
-import type { PeerPolicy } from '../../protocols/media/types.js';
+import type { Direction, PeerPolicy } from '../../protocols/media/types.js';
 import type { EndpointSnapshot } from './snapshot.js';
 
 /** A command the bridge front passes to the bound session (it answers the other two itself). */
@@ -49,12 +49,28 @@ export type SessionMsg =
   /** WebSocket PCM: a binary message from the client (transferred). */
   | { type: 'wsAudio'; endpointId: string; data: ArrayBuffer }
   /** WebSocket PCM: the client's socket closed. */
-  | { type: 'wsClosed'; endpointId: string };
+  | { type: 'wsClosed'; endpointId: string }
+  /** Bridge: make this session's side of a pair (answer: a refusal when it cannot). */
+  | { type: 'bridgeAttach'; attach: BridgeAttach }
+  /** Bridge: one 20 ms frame of 48 kHz PCM for this session's side `endpointId` (transferred). */
+  | { type: 'bridgeAudio'; endpointId: string; data: ArrayBuffer }
+  /** Bridge: the other side went; remove this side. */
+  | { type: 'bridgeDetach'; endpointId: string; reason: 'peer removed' | 'peer session closed' };
+
+/** The other session's request to make its pair's side here. */
+export interface BridgeAttach {
+  endpointId: string;
+  direction: Direction;
+  peerActor: string;
+  peerSessionId: string;
+  peerEndpointId: string;
+}
 
 export interface SessionReplies {
   command: SessionOutcome;
   adopt: AdoptOutcome;
   wsOpen: boolean;
+  bridgeAttach: { ok: true } | Refusal;
 }
 
 export type SessionProtocol = Protocol<SessionMsg, SessionReplies>;

@@ -24,13 +24,17 @@ import { ToneEndpoint } from './tone-endpoint.js';
 import { FileEndpoint } from './file-endpoint.js';
 import { loadLocalFile } from './file-source.js';
 import { WsEndpoint } from './ws-endpoint.js';
+import { BRIDGE_RATE, BridgeEndpoint, mirrorDirection } from './bridge-endpoint.js';
 import { AUDIO_PATH_PREFIX } from '../../protocols/media/commands.js';
 import { filesFinished, markReported, mediaTimeouts, reportCounters, toneFinished, transfers } from './metrics.js';
-import { sessionIdOf, type AdoptOutcome, type Refusal, type SessionArgs, type SessionCommand, type SessionMethod, type SessionOutcome, type SessionResults } from './messages.js';
+import { sessionIdOf, type AdoptOutcome, type BridgeAttach, type Refusal, type SessionArgs, type SessionCommand, type SessionMethod, type SessionOutcome, type SessionResults } from './messages.js';
 import type { SessionEvent, SessionEventData } from '../media-bridge/messages.js';
 import type { EndpointSnapshot, RtpState } from './snapshot.js';
 
-export type Endpoint = RtpEndpoint | ToneEndpoint | FileEndpoint | WsEndpoint;
+export type Endpoint = RtpEndpoint | ToneEndpoint | FileEndpoint | WsEndpoint | BridgeEndpoint;
+/** Endpoints that take and give PCM (no codec): mixed for, never forwarded to. */
+type PcmEndpoint = WsEndpoint | BridgeEndpoint;
+const isPcm = (ep: Endpoint | undefined): ep is PcmEndpoint => ep?.type === 'websocket' || ep?.type === 'bridge';
 /** Endpoints that make PCM on the session's clock (send-only sources, mixed). */
 type Generator = ToneEndpoint | FileEndpoint;
 const isGenerator = (ep: Endpoint | undefined): ep is Generator => ep?.type === 'tone' || ep?.type === 'file';
@@ -53,6 +57,12 @@ export interface SessionEnv {
   wsSend(endpointId: string, data: ArrayBuffer): void;
   /** A WebSocket endpoint ended: the front closes its client's socket and forgets its token. */
   wsClose(endpointId: string, reason: string): void;
+  /** Bridge: ask session actor `target` to make its side of a pair. */
+  bridgeAttach(target: string, attach: BridgeAttach): Promise<{ ok: true } | Refusal>;
+  /** Bridge: one 20 ms frame of 48 kHz PCM for the peer's side `endpointId`. */
+  bridgeAudio(peer: string, endpointId: string, data: ArrayBuffer): void;
+  /** Bridge: this side went; the peer removes its side. */
+  bridgeDetach(peer: string, endpointId: string, reason: 'peer removed' | 'peer session closed'): void;
 }
 
 /** One destination of a source's packets. */
@@ -72,6 +82,8 @@ const fail = (code: Refusal['code'], message: string): Refusal => ({ ok: false, 
 const MAX_HELD_IN_TRANSFER = 50;
 /** How much inbound WebSocket audio waits for the clock at most (the front refuses a client faster than real time). */
 const WS_QUEUE_MS = 1000;
+/** How much audio from a bridged session waits for this session's clock at most (the two clocks drift apart slowly). */
+const BRIDGE_QUEUE_MS = 200;
 /** MEDIA_WS_CONNECT_TIMEOUT_MS's default. */
 export const DEFAULT_WS_CONNECT_TIMEOUT_MS = 30_000;
 /** MEDIA_FILE_MAX_BYTES's default. */
@@ -182,6 +194,8 @@ export class Session implements RtpHost {
       }
       case 'endpoint.create_file':
         return this.createFile(c);
+      case 'endpoint.create_bridge':
+        return this.createBridge(c, targetActor);
       case 'endpoint.create_websocket': {
         if (this.endpoints.size >= this.args.maxEndpoints) return this.full();
         const id = randomUUID();
@@ -269,6 +283,69 @@ export class Session implements RtpHost {
       this.env.emit('endpoint.file.finished', { endpoint_id: ep.id, reason: 'completed', played_ms: ep.frames * 20 });
     }
     this.replan();
+  }
+
+  // ---- bridge endpoints: pairs wiring two sessions ------------------------------------------
+
+  private newBridge(id: string, peer: BridgeEndpoint['peer'], direction: Direction): BridgeEndpoint {
+    return new BridgeEndpoint(id, peer, direction, (reason) => this.env.bridgeDetach(peer.actor, peer.endpointId, reason === 'session closed' ? 'peer session closed' : 'peer removed'));
+  }
+
+  private async createBridge(c: Extract<SessionCommand, { method: 'endpoint.create_bridge' }>, targetActor: string | undefined): Promise<SessionOutcome<'endpoint.create_bridge'>> {
+    const target = c.params.target_session_id;
+    if (target === this.args.sessionId) return fail('INVALID_PARAMS', 'target_session_id is this session; a bridge wires two sessions');
+    if (!targetActor) return fail('SESSION_NOT_FOUND', `session ${target} does not exist`);
+    if (this.endpoints.size >= this.args.maxEndpoints) return this.full();
+    const peer = { actor: targetActor, sessionId: target, endpointId: randomUUID() };
+    const ep = this.newBridge(randomUUID(), peer, c.params.direction);
+    // Our side holds its place (state new, inactive) while the target makes its side.
+    this.add(ep);
+    let answer: { ok: true } | Refusal;
+    try {
+      answer = await this.env.bridgeAttach(targetActor, { endpointId: peer.endpointId, direction: mirrorDirection(c.params.direction), peerActor: this.actorId, peerSessionId: this.args.sessionId, peerEndpointId: ep.id });
+    } catch (err) {
+      answer = fail('SESSION_NOT_FOUND', `session ${target} did not answer: ${(err as Error).message}`);
+    }
+    if (!answer.ok || this.isClosed || this.endpoints.get(ep.id) !== ep) {
+      if (this.endpoints.get(ep.id) === ep) this.detach(ep);
+      ep.close(answer.ok ? 'removed' : 'peer');
+      return answer.ok ? fail('SESSION_NOT_FOUND', `session ${this.args.sessionId} closed while the bridge was being made`) : answer;
+    }
+    ep.state = 'connected';
+    this.env.emit('endpoint.state_changed', { endpoint_id: ep.id, type: 'bridge', state: 'connected', previous_state: 'new' });
+    this.replan();
+    return ok(c, { endpoint_id: ep.id, target_endpoint_id: peer.endpointId });
+  }
+
+  /** The other session of a bridge asks for our side of the pair. */
+  bridgeAttach(a: BridgeAttach): { ok: true } | Refusal {
+    if (this.isClosed) return fail('SESSION_NOT_FOUND', `session ${this.args.sessionId} is being destroyed`);
+    if (this.endpoints.size >= this.args.maxEndpoints) {
+      return fail('LIMIT_EXCEEDED', `the target session has ${this.endpoints.size} endpoints; max_endpoints_per_session is ${this.args.maxEndpoints}`);
+    }
+    const ep = this.newBridge(a.endpointId, { actor: a.peerActor, sessionId: a.peerSessionId, endpointId: a.peerEndpointId }, a.direction);
+    ep.state = 'connected';
+    this.add(ep);
+    this.env.emit('endpoint.bridged', { endpoint_id: ep.id, peer_session_id: a.peerSessionId, peer_endpoint_id: a.peerEndpointId });
+    this.env.emit('endpoint.state_changed', { endpoint_id: ep.id, type: 'bridge', state: 'connected', previous_state: 'new' });
+    return { ok: true };
+  }
+
+  bridgeAudio(endpointId: string, data: ArrayBuffer): void {
+    const ep = this.endpoints.get(endpointId);
+    if (ep?.type !== 'bridge' || !isSource(ep.direction)) return;
+    ep.counters.framesIn++;
+    this.mixer.pushPcm(ep.id, BRIDGE_RATE, new Int16Array(data), BRIDGE_QUEUE_MS);
+  }
+
+  /** The other side went: ours goes too, with an event for our owner. */
+  bridgeDetach(endpointId: string, reason: 'peer removed' | 'peer session closed'): void {
+    const ep = this.endpoints.get(endpointId);
+    if (ep?.type !== 'bridge') return;
+    this.detach(ep);
+    const removedAt = Date.now();
+    ep.close('peer');
+    this.env.emit('endpoint.bridge.removed', { endpoint_id: ep.id, peer_session_id: ep.peer.sessionId, reason, removed_at_epoch_ms: removedAt });
   }
 
   // ---- WebSocket endpoints: their client's socket is the front's --------------------------
@@ -540,7 +617,7 @@ export class Session implements RtpHost {
     const nodes: RouteNode[] = [];
     for (const ep of this.endpoints.values()) {
       if (isGenerator(ep)) nodes.push({ id: ep.id, direction: ep.direction, codec: null, generator: true });
-      else if (ep.type === 'websocket') nodes.push({ id: ep.id, direction: ep.direction, codec: null, pcm: true });
+      else if (isPcm(ep)) nodes.push({ id: ep.id, direction: ep.direction, codec: null, pcm: true, bridge: ep.type === 'bridge' });
       // Before its answer an RTP endpoint neither sends nor receives: it is left out of routing.
       else nodes.push({ id: ep.id, direction: ep.negotiated ? ep.direction : 'inactive', codec: ep.negotiated?.sendCodec.name ?? null, canSend: ep.negotiated !== null });
     }
@@ -551,7 +628,7 @@ export class Session implements RtpHost {
     for (const route of this.plan.values()) {
       if (route.mode === 'mix') mixing = true;
       const dest = this.endpoints.get(route.destination);
-      if (dest?.type === 'websocket') for (const s of route.sources) this.pcmHeard.add(s);
+      if (isPcm(dest)) for (const s of route.sources) this.pcmHeard.add(s);
       if (dest?.type !== 'rtp' || !dest.negotiated) continue;
       const send = dest.negotiated.sendCodec;
       const target: Target = { dest, forward: route.mode === 'forward', codec: send.name, pt: send.pt, frameTicks: rtpTimestampIncrement(send.name) };
@@ -591,6 +668,11 @@ export class Session implements RtpHost {
       if (d?.type === 'websocket') {
         const pcm = this.mixer.mixPcm(d.sampleRate, this.mixSources(route));
         if (pcm) this.env.wsSend(d.id, d.encode(pcm));
+        continue;
+      }
+      if (d?.type === 'bridge') {
+        const pcm = this.mixer.mixPcm(BRIDGE_RATE, this.mixSources(route));
+        if (pcm) this.env.bridgeAudio(d.peer.actor, d.peer.endpointId, d.frameOut(pcm));
         continue;
       }
       if (d?.type !== 'rtp' || !d.negotiated) continue;

@@ -64,6 +64,7 @@ export const SHAPES = {
   'endpoint.file.resume': { endpoint_id: endpointId },
   'endpoint.file.seek': { endpoint_id: endpointId, position_ms: required(number({ min: 0, max: Number.MAX_SAFE_INTEGER, integer: true, unit: 'ms' })) },
   'endpoint.create_websocket': { direction, sample_rate: optional(oneOfNumbers(WS_SAMPLE_RATES), 8000) },
+  'endpoint.create_bridge': { target_session_id: required(uuid), direction },
 } as const;
 
 export type Method = keyof typeof SHAPES;
@@ -78,7 +79,7 @@ export const SESSIONLESS: ReadonlySet<Method> = new Set<Method>(['session.create
  * they answer NOT_IMPLEMENTED. (The WebRTC commands are in SHAPES: they validate here, and the
  * session answers NOT_IMPLEMENTED; a misspelt `endpoint.webrtc.*` name is METHOD_NOT_FOUND.)
  */
-export const NOT_YET: ReadonlySet<string> = new Set(['endpoint.create_bridge']);
+export const NOT_YET: ReadonlySet<string> = new Set<string>();
 
 export type Checked = { ok: true; command: Command } | { ok: false; code: ErrorCode; message: string };
 
@@ -130,6 +131,8 @@ function resolveAlias(method: string, params: Record<string, unknown>, isWebRtcS
       return { ok: true, method: 'endpoint.rtp.srtp_rekey', params };
     case 'endpoint.create_with_file':
       return { ok: true, method: 'endpoint.create_file', params };
+    case 'session.bridge':
+      return { ok: true, method: 'endpoint.create_bridge', params };
     default:
       return { ok: true, method, params };
   }
