@@ -14,6 +14,7 @@ import type { Results } from '../../protocols/media/results.js';
 import type { BridgeArgs, BridgeProtocol, SessionEvent, SessionEventData } from './messages.js';
 import { authorize } from './auth.js';
 import { commandsTotal, sessionsGauge } from './metrics.js';
+import { AudioPlane, audioToken, type AudioUserData } from './audio.js';
 import type { WebSocket } from '@trufflesuite/uws-js-unofficial';
 
 interface Conn {
@@ -46,7 +47,10 @@ class Front {
   readonly lingering = new Set<string>();
   private nextConn = 1;
 
-  constructor(private readonly ctx: Ctx) {}
+  constructor(
+    private readonly ctx: Ctx,
+    private readonly audio: AudioPlane,
+  ) {}
 
   private get a(): BridgeArgs {
     return this.ctx.args;
@@ -136,6 +140,12 @@ class Front {
       return { ok: true, result: { session_id: s.id, destroyed: true } };
     }
     let targetActor: string | undefined;
+    if (command.method === 'endpoint.create_bridge') {
+      if (command.params.target_session_id === s.id) return { ok: false, code: 'INVALID_PARAMS', message: 'target_session_id is this session; a bridge wires two sessions' };
+      const target = this.sessions.get(command.params.target_session_id);
+      if (!target) return { ok: false, code: 'SESSION_NOT_FOUND', message: `session ${command.params.target_session_id} does not exist` };
+      targetActor = target.actor;
+    }
     if (command.method === 'endpoint.transfer') {
       const target = this.sessions.get(command.params.target_session_id);
       if (command.params.target_session_id !== s.id) {
@@ -143,7 +153,11 @@ class Front {
         targetActor = target.actor;
       }
     }
-    return this.ask(s, command, targetActor);
+    const outcome = await this.ask(s, command, targetActor);
+    if (command.method === 'endpoint.create_websocket' && outcome.ok && 'connect_token' in outcome.result) {
+      this.audio.expect(outcome.result.connect_token, { endpointId: outcome.result.endpoint_id, sessionActor: s.actor, sampleRate: command.params.sample_rate });
+    }
+    return outcome;
   }
 
   private async ask(s: SessionEntry, command: SessionCommand, targetActor?: string): Promise<CommandOutcome> {
@@ -179,6 +193,9 @@ class Front {
       mediaTimeoutMs: this.a.mediaTimeoutMs,
       maxEndpoints: this.a.maxEndpointsPerSession,
       peerPolicy: this.a.peerPolicy,
+      fileDir: this.a.fileDir,
+      fileMaxBytes: this.a.fileMaxBytes,
+      wsConnectTimeoutMs: this.a.wsConnectTimeoutMs,
     };
     const shared = { mode: 'shared' as const, group: 'media' };
     await this.ctx.spawn({
@@ -252,6 +269,7 @@ class Front {
 /** What the front holds while it runs: the registry, and the command WebSocket's app and listen socket. */
 interface Live {
   front: Front;
+  audio: AudioPlane;
   app: TemplatedApp;
   socket: us_listen_socket;
   /** The bound port (tests listen on port 0). */
@@ -264,13 +282,30 @@ export default defineActor<BridgeProtocol, null, BridgeArgs, Live>({
   async open(ctx) {
     const a = ctx.args;
     const uws = loadUws();
-    const front = new Front(ctx);
-    const conns = new Map<WebSocket<unknown>, Conn>();
-    const app = uws.App().ws('/*', {
+    const session = (actor: string) => ctx.ref<SessionProtocol>(actor);
+    const audio = new AudioPlane({
+      opened: (actor, endpointId) => session(actor).request({ type: 'wsOpen', endpointId }, { timeoutMs: COMMAND_TIMEOUT_MS }),
+      audio: (actor, endpointId, data) => session(actor).send({ type: 'wsAudio', endpointId, data }, { transfer: [data] }),
+      closed: (actor, endpointId) => session(actor).send({ type: 'wsClosed', endpointId }),
+      now: () => Date.now(),
+    });
+    const front = new Front(ctx, audio);
+    const conns = new Map<WebSocket<AudioUserData>, Conn>();
+    const app = uws.App().ws<AudioUserData>('/*', {
       maxPayloadLength: 256 * 1024,
       idleTimeout: 120,
       sendPingsAutomatically: true,
       upgrade: (res, req, context) => {
+        const token = audioToken(req.getUrl());
+        if (token !== null) {
+          // A WebSocket PCM client: its connect token is its credential (audio.ts).
+          if (req.getHeader('origin')) {
+            res.writeStatus('403 Forbidden').writeHeader('Content-Type', 'application/json').end(JSON.stringify({ error: { code: 'FORBIDDEN', message: 'audio dial-ins from a web page (with an Origin header) are refused' } }));
+            return;
+          }
+          res.upgrade<AudioUserData>({ audioToken: token }, req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'), req.getHeader('sec-websocket-extensions'), context);
+          return;
+        }
         const denied = authorize(a.token, req.getHeader('authorization'), req.getQuery('token') ?? '');
         if (denied) {
           res.writeStatus('401 Unauthorized').writeHeader('Content-Type', 'application/json').writeHeader('WWW-Authenticate', 'Bearer').end(JSON.stringify({ error: { code: 'UNAUTHORIZED', message: denied } }));
@@ -279,9 +314,11 @@ export default defineActor<BridgeProtocol, null, BridgeArgs, Live>({
         res.upgrade({}, req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'), req.getHeader('sec-websocket-extensions'), context);
       },
       open: (ws) => {
-        conns.set(ws, front.open(ws));
+        if (ws.getUserData().audioToken !== undefined) void audio.open(ws);
+        else conns.set(ws, front.open(ws));
       },
       message: (ws, message, isBinary) => {
+        if (ws.getUserData().audioToken !== undefined) return audio.message(ws, message, isBinary);
         const conn = conns.get(ws);
         if (!conn) return;
         if (isBinary) {
@@ -293,6 +330,7 @@ export default defineActor<BridgeProtocol, null, BridgeArgs, Live>({
         front.message(conn, Buffer.from(message).toString('utf8'));
       },
       close: (ws) => {
+        if (ws.getUserData().audioToken !== undefined) return audio.closed(ws);
         const conn = conns.get(ws);
         conns.delete(ws);
         if (conn) front.closed(conn);
@@ -300,7 +338,7 @@ export default defineActor<BridgeProtocol, null, BridgeArgs, Live>({
     });
     const { socket, port } = await listen(app, a.host, a.port);
     ctx.log.info({ host: a.host, port, auth: a.token ? 'bearer' : 'none (loopback)' }, 'media bridge command channel listening');
-    return { front, app, socket, port };
+    return { front, audio, app, socket, port };
   },
   /** Stop listening and close every connection (a worker thread must, before it ends). */
   close: ({ app, socket }) => closeApp(app, socket),
@@ -309,5 +347,7 @@ export default defineActor<BridgeProtocol, null, BridgeArgs, Live>({
     sessionIdle: (msg, _ctx, { front }) => front.idle(msg.sessionId),
     info: (_msg, _ctx, { front, port }) => ({ port, sessions: front.sessions.size }),
     owns: (msg, _ctx, { front }) => front.owns(msg.sessionId),
+    wsSend: (msg, _ctx, { audio }) => audio.send(msg.endpointId, msg.data),
+    wsClose: (msg, _ctx, { audio }) => audio.endpointEnded(msg.endpointId, msg.reason),
   },
 });

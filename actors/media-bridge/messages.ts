@@ -18,7 +18,11 @@ export type BridgeMsg =
   /** The bound port (tests listen on port 0) and the number of sessions. */
   | { type: 'info' }
   /** A session actor asks whether the front still knows it (a restarted front does not). */
-  | { type: 'owns'; sessionId: string };
+  | { type: 'owns'; sessionId: string }
+  /** WebSocket PCM: one 20 ms frame for the endpoint's client (transferred). */
+  | { type: 'wsSend'; endpointId: string; data: ArrayBuffer }
+  /** WebSocket PCM: the endpoint ended; close its client's socket and forget its token. */
+  | { type: 'wsClose'; endpointId: string; reason: string };
 
 export interface BridgeReplies {
   info: { port: number; sessions: number };
@@ -44,5 +48,10 @@ export interface BridgeArgs {
   maxEndpointsPerSession: number;
   maxSessions: number;
   peerPolicy: PeerPolicy;
+  /** Directory local files are played from (null: local file playback is off). */
+  fileDir: string | null;
+  fileMaxBytes: number;
+  /** A WebSocket endpoint not dialled in this long is removed. */
+  wsConnectTimeoutMs: number;
   sessionModule: string;
 }

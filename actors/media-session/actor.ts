@@ -52,6 +52,11 @@ export default defineActor<SessionProtocol, null, SessionArgs, Session>({
       setTimeout: (fn, ms) => ctx.setTimeout(fn, ms),
       setInterval: (fn, ms) => ctx.setInterval(fn, ms),
       countPacket: (kind, n) => packetsCounter.inc({ kind }, n),
+      wsSend: (endpointId, data) => bridge.send({ type: 'wsSend', endpointId, data }, { transfer: [data] }),
+      wsClose: (endpointId, reason) => bridge.send({ type: 'wsClose', endpointId, reason }),
+      bridgeAttach: (target, attach) => ctx.ref<SessionProtocol>(target).request({ type: 'bridgeAttach', attach }, { timeoutMs: ADOPT_TIMEOUT_MS }),
+      bridgeAudio: (peer, endpointId, data) => ctx.ref<SessionProtocol>(peer).send({ type: 'bridgeAudio', endpointId, data }, { transfer: [data] }),
+      bridgeDetach: (peer, endpointId, reason) => ctx.ref<SessionProtocol>(peer).send({ type: 'bridgeDetach', endpointId, reason }),
     });
     // A front that restarted has an empty registry: a session it does not know is unreachable,
     // so it ends itself (closing its sockets) rather than hold ports for nobody.
@@ -75,6 +80,12 @@ export default defineActor<SessionProtocol, null, SessionArgs, Session>({
     relayIn: (msg, _ctx, session) => session.relayedIn(msg.endpointId, new Uint8Array(msg.data), msg.address, msg.port, msg.rtcp),
     relayOut: (msg, _ctx, session) => session.sendRelayed(msg.endpointId, new Uint8Array(msg.data), msg.address, msg.port, msg.rtcp),
     relayRetarget: (msg, _ctx, session) => session.retargetRelay(msg.endpointId, msg.to),
+    wsOpen: (msg, _ctx, session) => session.wsOpened(msg.endpointId),
+    wsAudio: (msg, _ctx, session) => session.wsAudio(msg.endpointId, new Uint8Array(msg.data)),
+    wsClosed: (msg, _ctx, session) => session.wsClosed(msg.endpointId),
+    bridgeAttach: (msg, _ctx, session) => session.bridgeAttach(msg.attach),
+    bridgeAudio: (msg, _ctx, session) => session.bridgeAudio(msg.endpointId, msg.data),
+    bridgeDetach: (msg, _ctx, session) => session.bridgeDetach(msg.endpointId, msg.reason),
     relayClose: (msg, ctx, session) => {
       if (session.closeRelay(msg.endpointId, msg.closeSockets)) {
         ctx.ref<BridgeProtocol>(ctx.args.bridge).send({ type: 'sessionIdle', sessionId: ctx.args.sessionId });

@@ -7,7 +7,7 @@ import type { Protocol } from '../../runtime/index.js';
 import type { Command, Method } from '../../protocols/media/commands.js';
 import type { ErrorCode } from '../../protocols/media/envelope.js';
 import type { Results } from '../../protocols/media/results.js';
-import type { PeerPolicy } from '../../protocols/media/types.js';
+import type { Direction, PeerPolicy } from '../../protocols/media/types.js';
 import type { EndpointSnapshot } from './snapshot.js';
 
 /** A command the bridge front passes to the bound session (it answers the other two itself). */
@@ -43,11 +43,34 @@ export type SessionMsg =
   /** Relay: the endpoint now lives in `to` (or came home: `to` on this thread took the sockets). */
   | { type: 'relayRetarget'; endpointId: string; to: string }
   /** Relay: the endpoint was removed; close its sockets. */
-  | { type: 'relayClose'; endpointId: string; closeSockets: boolean };
+  | { type: 'relayClose'; endpointId: string; closeSockets: boolean }
+  /** WebSocket PCM: a client dialled in with the endpoint's token (answer: false when it is gone). */
+  | { type: 'wsOpen'; endpointId: string }
+  /** WebSocket PCM: a binary message from the client (transferred). */
+  | { type: 'wsAudio'; endpointId: string; data: ArrayBuffer }
+  /** WebSocket PCM: the client's socket closed. */
+  | { type: 'wsClosed'; endpointId: string }
+  /** Bridge: make this session's side of a pair (answer: a refusal when it cannot). */
+  | { type: 'bridgeAttach'; attach: BridgeAttach }
+  /** Bridge: one 20 ms frame of 48 kHz PCM for this session's side `endpointId` (transferred). */
+  | { type: 'bridgeAudio'; endpointId: string; data: ArrayBuffer }
+  /** Bridge: the other side went; remove this side. */
+  | { type: 'bridgeDetach'; endpointId: string; reason: 'peer removed' | 'peer session closed' };
+
+/** The other session's request to make its pair's side here. */
+export interface BridgeAttach {
+  endpointId: string;
+  direction: Direction;
+  peerActor: string;
+  peerSessionId: string;
+  peerEndpointId: string;
+}
 
 export interface SessionReplies {
   command: SessionOutcome;
   adopt: AdoptOutcome;
+  wsOpen: boolean;
+  bridgeAttach: { ok: true } | Refusal;
 }
 
 export type SessionProtocol = Protocol<SessionMsg, SessionReplies>;
@@ -63,6 +86,12 @@ export interface SessionArgs {
   mediaTimeoutMs: number;
   maxEndpoints: number;
   peerPolicy: PeerPolicy;
+  /** Directory local files are played from (null or absent: local file playback is off). */
+  fileDir?: string | null;
+  /** Largest file a file endpoint opens, in bytes (absent: 100 MiB). */
+  fileMaxBytes?: number;
+  /** A WebSocket endpoint not dialled in this long is removed (absent: 30 s). */
+  wsConnectTimeoutMs?: number;
   /** How often the session checks that the front still knows it (default 5000 ms). */
   ownerCheckMs?: number;
 }

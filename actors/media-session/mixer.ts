@@ -18,7 +18,7 @@ export interface MixSource {
 
 interface SourceAudio {
   decoders: Map<CodecName, AudioDecoder>;
-  /** Codec of the last packet pushed. */
+  /** Codec of the last packet pushed (null: PCM pushed as it is, from a WebSocket or a bridge). */
   codec: CodecName | null;
   fifo: SampleFifo | null;
   rate: number;
@@ -35,25 +35,49 @@ export class Mixer {
 
   /** Decode a packet of `codec` from source `id` into its queue. */
   push(id: string, codec: CodecName, payload: Uint8Array): void {
-    let s = this.sources.get(id);
-    if (!s) {
-      s = { decoders: new Map(), codec: null, fifo: null, rate: 0, frame: null, scratch: new Int16Array(0), resamplers: new Map() };
-      this.sources.set(id, s);
-    }
+    const s = this.source(id);
     let dec = s.decoders.get(codec);
     if (!dec) {
       dec = createDecoder(codec);
       s.decoders.set(codec, dec);
     }
-    if (s.rate !== dec.sampleRate) {
-      // A codec change of the source: start its queue and resamplers afresh at the new rate.
-      s.rate = dec.sampleRate;
-      s.fifo = new SampleFifo(dec.sampleRate / 5); // 200 ms
-      s.scratch = new Int16Array(dec.sampleRate / 50);
-      s.resamplers.clear();
-    }
+    this.atRate(s, dec.sampleRate, 200);
     s.codec = codec;
     s.fifo!.push(dec.decode(payload));
+  }
+
+  /**
+   * Queue PCM of source `id` at `rate` as it is (WebSocket and bridge sources), any length: the
+   * tick takes it 20 ms at a time. The queue holds `capacityMs`; beyond it the oldest goes.
+   */
+  pushPcm(id: string, rate: number, pcm: Int16Array, capacityMs: number): void {
+    const s = this.source(id);
+    this.atRate(s, rate, capacityMs);
+    s.codec = null;
+    s.fifo!.push(pcm);
+  }
+
+  /** Samples a source's queue dropped because it ran ahead of the clock. */
+  dropped(id: string): number {
+    return this.sources.get(id)?.fifo?.dropped ?? 0;
+  }
+
+  private source(id: string): SourceAudio {
+    let s = this.sources.get(id);
+    if (!s) {
+      s = { decoders: new Map(), codec: null, fifo: null, rate: 0, frame: null, scratch: new Int16Array(0), resamplers: new Map() };
+      this.sources.set(id, s);
+    }
+    return s;
+  }
+
+  /** A change of the source's rate (a codec change) starts its queue and resamplers afresh. */
+  private atRate(s: SourceAudio, rate: number, capacityMs: number): void {
+    if (s.rate === rate) return;
+    s.rate = rate;
+    s.fifo = new SampleFifo((rate * capacityMs) / 1000);
+    s.scratch = new Int16Array(rate / 50);
+    s.resamplers.clear();
   }
 
   forget(id: string): void {
@@ -85,8 +109,13 @@ export class Mixer {
       enc = createEncoder(codec);
       this.encoders.set(destination, enc);
     }
-    const rate = enc.sampleRate;
-    const n = enc.frameSamples;
+    const pcm = this.mixPcm(enc.sampleRate, sources);
+    return pcm && enc.encode(pcm);
+  }
+
+  /** The sum of `sources`' frames at `rate` (20 ms), or null when none had audio this tick. */
+  mixPcm(rate: number, sources: readonly MixSource[]): Int16Array | null {
+    const n = rate / 50;
     const acc = new Int32Array(n);
     let heard = 0;
     for (const src of sources) {
@@ -101,7 +130,7 @@ export class Mixer {
       const v = acc[i]!;
       pcm[i] = v > 32767 ? 32767 : v < -32768 ? -32768 : v;
     }
-    return enc.encode(pcm);
+    return pcm;
   }
 
   private frameOf(src: MixSource, rate: number): Int16Array | null {

@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { threadId } from 'node:worker_threads';
 import type { SessionInfo } from '../../protocols/media/results.js';
-import { routingPlan, type Route, type RouteNode } from '../../protocols/media/routing.js';
+import { isSource, routingPlan, type Route, type RouteNode } from '../../protocols/media/routing.js';
 import { stampEvent, stampForwarded, stampGenerated } from '../../protocols/media/outbound.js';
 import type { RtpHeader } from '../../protocols/media/rtp.js';
 import type { CodecName, Direction } from '../../protocols/media/types.js';
@@ -21,12 +21,23 @@ import { openSocketPair, shelf } from './sockets.js';
 import type { SocketPair } from './socket-pair.js';
 import { FastRules } from './fast-rules.js';
 import { ToneEndpoint } from './tone-endpoint.js';
-import { markReported, mediaTimeouts, reportCounters, toneFinished, transfers } from './metrics.js';
-import { sessionIdOf, type AdoptOutcome, type Refusal, type SessionArgs, type SessionCommand, type SessionMethod, type SessionOutcome, type SessionResults } from './messages.js';
+import { FileEndpoint } from './file-endpoint.js';
+import { loadLocalFile } from './file-source.js';
+import { WsEndpoint } from './ws-endpoint.js';
+import { BRIDGE_RATE, BridgeEndpoint, mirrorDirection } from './bridge-endpoint.js';
+import { AUDIO_PATH_PREFIX } from '../../protocols/media/commands.js';
+import { filesFinished, markReported, mediaTimeouts, reportCounters, toneFinished, transfers } from './metrics.js';
+import { sessionIdOf, type AdoptOutcome, type BridgeAttach, type Refusal, type SessionArgs, type SessionCommand, type SessionMethod, type SessionOutcome, type SessionResults } from './messages.js';
 import type { SessionEvent, SessionEventData } from '../media-bridge/messages.js';
 import type { EndpointSnapshot, RtpState } from './snapshot.js';
 
-export type Endpoint = RtpEndpoint | ToneEndpoint;
+export type Endpoint = RtpEndpoint | ToneEndpoint | FileEndpoint | WsEndpoint | BridgeEndpoint;
+/** Endpoints that take and give PCM (no codec): mixed for, never forwarded to. */
+type PcmEndpoint = WsEndpoint | BridgeEndpoint;
+const isPcm = (ep: Endpoint | undefined): ep is PcmEndpoint => ep?.type === 'websocket' || ep?.type === 'bridge';
+/** Endpoints that make PCM on the session's clock (send-only sources, mixed). */
+type Generator = ToneEndpoint | FileEndpoint;
+const isGenerator = (ep: Endpoint | undefined): ep is Generator => ep?.type === 'tone' || ep?.type === 'file';
 
 /** What the session needs from its actor. */
 export interface SessionEnv {
@@ -42,6 +53,16 @@ export interface SessionEnv {
   setTimeout(fn: () => void, ms: number): NodeJS.Timeout;
   setInterval(fn: () => void, ms: number): NodeJS.Timeout;
   countPacket(kind: 'forwarded' | 'mixed' | 'tone', n: number): void;
+  /** Send one frame to a WebSocket endpoint's client (its socket is the front's). */
+  wsSend(endpointId: string, data: ArrayBuffer): void;
+  /** A WebSocket endpoint ended: the front closes its client's socket and forgets its token. */
+  wsClose(endpointId: string, reason: string): void;
+  /** Bridge: ask session actor `target` to make its side of a pair. */
+  bridgeAttach(target: string, attach: BridgeAttach): Promise<{ ok: true } | Refusal>;
+  /** Bridge: one 20 ms frame of 48 kHz PCM for the peer's side `endpointId`. */
+  bridgeAudio(peer: string, endpointId: string, data: ArrayBuffer): void;
+  /** Bridge: this side went; the peer removes its side. */
+  bridgeDetach(peer: string, endpointId: string, reason: 'peer removed' | 'peer session closed'): void;
 }
 
 /** One destination of a source's packets. */
@@ -59,6 +80,14 @@ const ok = <M extends SessionMethod>(_c: { method: M }, result: SessionResults[M
 const fail = (code: Refusal['code'], message: string): Refusal => ({ ok: false, code, message });
 /** Packets kept for a transferred endpoint while its target adopts it (1 s of a 20 ms stream). */
 const MAX_HELD_IN_TRANSFER = 50;
+/** How much inbound WebSocket audio waits for the clock at most (the front refuses a client faster than real time). */
+const WS_QUEUE_MS = 1000;
+/** How much audio from a bridged session waits for this session's clock at most (the two clocks drift apart slowly). */
+const BRIDGE_QUEUE_MS = 200;
+/** MEDIA_WS_CONNECT_TIMEOUT_MS's default. */
+export const DEFAULT_WS_CONNECT_TIMEOUT_MS = 30_000;
+/** MEDIA_FILE_MAX_BYTES's default. */
+export const DEFAULT_FILE_MAX_BYTES = 100 * 1024 * 1024;
 
 export class Session implements RtpHost {
   readonly endpoints = new Map<string, Endpoint>();
@@ -70,6 +99,8 @@ export class Session implements RtpHost {
   private plan = new Map<string, Route>();
   /** Per source: where its packets go, worked out once per change of routing. */
   private targetsOf = new Map<string, Target[]>();
+  /** RTP sources that a PCM destination (WebSocket, bridge) hears: always decoded, never native. */
+  private pcmHeard = new Set<string>();
   /** Packets sent, by kind, since the last housekeeping (added to the metrics there). */
   private forwarded = 0;
   private mixedSent = 0;
@@ -161,12 +192,50 @@ export class Session implements RtpHost {
         this.add(ep);
         return ok(c, { endpoint_id: ep.id, tone });
       }
+      case 'endpoint.create_file':
+        return this.createFile(c);
+      case 'endpoint.create_bridge':
+        return this.createBridge(c, targetActor);
+      case 'endpoint.create_websocket': {
+        if (this.endpoints.size >= this.args.maxEndpoints) return this.full();
+        const id = randomUUID();
+        const token = randomUUID();
+        const ep = new WsEndpoint(id, c.params.sample_rate, c.params.direction, (reason) => this.env.wsClose(id, reason));
+        this.add(ep);
+        const timeoutMs = this.args.wsConnectTimeoutMs ?? DEFAULT_WS_CONNECT_TIMEOUT_MS;
+        this.env.setTimeout(() => {
+          if (this.endpoints.get(id) !== ep || ep.state !== 'connecting') return;
+          this.detach(ep);
+          const removedAt = Date.now();
+          ep.close('removed');
+          this.env.emit('endpoint.state_changed', { endpoint_id: id, type: 'websocket', state: 'disconnected', previous_state: 'connecting' });
+          this.env.emit('endpoint.ws.connect_timeout', { endpoint_id: id, timeout_ms: timeoutMs, removed_at_epoch_ms: removedAt });
+        }, timeoutMs);
+        return ok(c, { endpoint_id: id, connect_token: token, audio_path: `${AUDIO_PATH_PREFIX}${token}` });
+      }
+      case 'endpoint.file.pause':
+      case 'endpoint.file.resume':
+      case 'endpoint.file.seek': {
+        const ep = this.endpoints.get(c.params.endpoint_id);
+        if (!ep) return this.noEndpoint(c.params.endpoint_id);
+        if (ep.type !== 'file') return fail('ENDPOINT_ERROR', `endpoint ${ep.id} is a ${ep.type} endpoint, not a file endpoint`);
+        const verb = c.method.slice('endpoint.file.'.length);
+        if (ep.state === 'finished') return fail('ENDPOINT_ERROR', `file endpoint ${ep.id} has finished: it cannot ${verb} (remove it, or create a new one)`);
+        const before = ep.state;
+        let ended = false;
+        if (c.method === 'endpoint.file.pause') ep.pause();
+        else if (c.method === 'endpoint.file.resume') ep.resume();
+        else ended = ep.seekTo(c.params.position_ms);
+        if (ep.state !== before) this.fileStateChanged(ep, before, ended);
+        if (c.method === 'endpoint.file.seek') return ok(c, { state: ep.state, position_ms: ep.positionMs });
+        return ok(c, { state: ep.state });
+      }
       case 'endpoint.update_direction': {
         const ep = this.endpoints.get(c.params.endpoint_id);
         if (!ep) return this.noEndpoint(c.params.endpoint_id);
         const d = c.params.direction;
-        if (ep.type === 'tone' && d !== 'auto' && d !== 'sendonly' && d !== 'inactive') {
-          return fail('INVALID_PARAMS', `a tone endpoint only sends: direction must be sendonly, inactive or auto; got ${d}`);
+        if (isGenerator(ep) && d !== 'auto' && d !== 'sendonly' && d !== 'inactive') {
+          return fail('INVALID_PARAMS', `a ${ep.type} endpoint only sends: direction must be sendonly, inactive or auto; got ${d}`);
         }
         ep.override = d === 'auto' ? null : d;
         this.replan();
@@ -187,6 +256,125 @@ export class Session implements RtpHost {
       default:
         return fail('NOT_IMPLEMENTED', `${c.method} is not available in this version of the bridge`);
     }
+  }
+
+  private async createFile(c: Extract<SessionCommand, { method: 'endpoint.create_file' }>): Promise<SessionOutcome<'endpoint.create_file'>> {
+    const { source, start_ms, loop_count, gain_db } = c.params;
+    if (this.endpoints.size >= this.args.maxEndpoints) return this.full();
+    if (/^[a-z][a-z0-9+.-]*:\/\//i.test(source)) return fail('NOT_IMPLEMENTED', `source ${source.split('/')[0]}//…: URL sources are not available in this version of the bridge (only local files under MEDIA_FILE_DIR)`);
+    if (!this.args.fileDir) return fail('ENDPOINT_ERROR', 'local file playback is off: the bridge has no media directory (MEDIA_FILE_DIR is not set)');
+    const loaded = await loadLocalFile(this.args.fileDir, source, this.args.fileMaxBytes ?? DEFAULT_FILE_MAX_BYTES, gain_db);
+    if (!loaded.ok) return fail('ENDPOINT_ERROR', loaded.message);
+    const { info } = loaded.file;
+    if (start_ms >= info.durationMs) return fail('INVALID_PARAMS', `start_ms ${start_ms} is not inside the file (${info.durationMs} ms long)`);
+    // The file was read asynchronously: the session may have closed or filled up meanwhile.
+    if (this.isClosed) return fail('SESSION_NOT_FOUND', `session ${this.args.sessionId} closed while the file was being read`);
+    if (this.endpoints.size >= this.args.maxEndpoints) return this.full();
+    const ep = new FileEndpoint(randomUUID(), source, loaded.file, start_ms, loop_count, gain_db);
+    this.add(ep);
+    return ok(c, { endpoint_id: ep.id, state: ep.state, duration_ms: ep.durationMs });
+  }
+
+  /** A file endpoint changed state (a command, or its clock reached the end). */
+  private fileStateChanged(ep: FileEndpoint, previous: string, ended: boolean): void {
+    this.env.emit('endpoint.state_changed', { endpoint_id: ep.id, type: 'file', state: ep.state, previous_state: previous });
+    if (ended) {
+      filesFinished.inc();
+      this.env.emit('endpoint.file.finished', { endpoint_id: ep.id, reason: 'completed', played_ms: ep.frames * 20 });
+    }
+    this.replan();
+  }
+
+  // ---- bridge endpoints: pairs wiring two sessions ------------------------------------------
+
+  private newBridge(id: string, peer: BridgeEndpoint['peer'], direction: Direction): BridgeEndpoint {
+    return new BridgeEndpoint(id, peer, direction, (reason) => this.env.bridgeDetach(peer.actor, peer.endpointId, reason === 'session closed' ? 'peer session closed' : 'peer removed'));
+  }
+
+  private async createBridge(c: Extract<SessionCommand, { method: 'endpoint.create_bridge' }>, targetActor: string | undefined): Promise<SessionOutcome<'endpoint.create_bridge'>> {
+    const target = c.params.target_session_id;
+    if (target === this.args.sessionId) return fail('INVALID_PARAMS', 'target_session_id is this session; a bridge wires two sessions');
+    if (!targetActor) return fail('SESSION_NOT_FOUND', `session ${target} does not exist`);
+    if (this.endpoints.size >= this.args.maxEndpoints) return this.full();
+    const peer = { actor: targetActor, sessionId: target, endpointId: randomUUID() };
+    const ep = this.newBridge(randomUUID(), peer, c.params.direction);
+    // Our side holds its place (state new, inactive) while the target makes its side.
+    this.add(ep);
+    let answer: { ok: true } | Refusal;
+    try {
+      answer = await this.env.bridgeAttach(targetActor, { endpointId: peer.endpointId, direction: mirrorDirection(c.params.direction), peerActor: this.actorId, peerSessionId: this.args.sessionId, peerEndpointId: ep.id });
+    } catch (err) {
+      answer = fail('SESSION_NOT_FOUND', `session ${target} did not answer: ${(err as Error).message}`);
+    }
+    if (!answer.ok || this.isClosed || this.endpoints.get(ep.id) !== ep) {
+      if (this.endpoints.get(ep.id) === ep) this.detach(ep);
+      ep.close(answer.ok ? 'removed' : 'peer');
+      return answer.ok ? fail('SESSION_NOT_FOUND', `session ${this.args.sessionId} closed while the bridge was being made`) : answer;
+    }
+    ep.state = 'connected';
+    this.env.emit('endpoint.state_changed', { endpoint_id: ep.id, type: 'bridge', state: 'connected', previous_state: 'new' });
+    this.replan();
+    return ok(c, { endpoint_id: ep.id, target_endpoint_id: peer.endpointId });
+  }
+
+  /** The other session of a bridge asks for our side of the pair. */
+  bridgeAttach(a: BridgeAttach): { ok: true } | Refusal {
+    if (this.isClosed) return fail('SESSION_NOT_FOUND', `session ${this.args.sessionId} is being destroyed`);
+    if (this.endpoints.size >= this.args.maxEndpoints) {
+      return fail('LIMIT_EXCEEDED', `the target session has ${this.endpoints.size} endpoints; max_endpoints_per_session is ${this.args.maxEndpoints}`);
+    }
+    const ep = this.newBridge(a.endpointId, { actor: a.peerActor, sessionId: a.peerSessionId, endpointId: a.peerEndpointId }, a.direction);
+    ep.state = 'connected';
+    this.add(ep);
+    this.env.emit('endpoint.bridged', { endpoint_id: ep.id, peer_session_id: a.peerSessionId, peer_endpoint_id: a.peerEndpointId });
+    this.env.emit('endpoint.state_changed', { endpoint_id: ep.id, type: 'bridge', state: 'connected', previous_state: 'new' });
+    return { ok: true };
+  }
+
+  bridgeAudio(endpointId: string, data: ArrayBuffer): void {
+    const ep = this.endpoints.get(endpointId);
+    if (ep?.type !== 'bridge' || !isSource(ep.direction)) return;
+    ep.counters.framesIn++;
+    this.mixer.pushPcm(ep.id, BRIDGE_RATE, new Int16Array(data), BRIDGE_QUEUE_MS);
+  }
+
+  /** The other side went: ours goes too, with an event for our owner. */
+  bridgeDetach(endpointId: string, reason: 'peer removed' | 'peer session closed'): void {
+    const ep = this.endpoints.get(endpointId);
+    if (ep?.type !== 'bridge') return;
+    this.detach(ep);
+    const removedAt = Date.now();
+    ep.close('peer');
+    this.env.emit('endpoint.bridge.removed', { endpoint_id: ep.id, peer_session_id: ep.peer.sessionId, reason, removed_at_epoch_ms: removedAt });
+  }
+
+  // ---- WebSocket endpoints: their client's socket is the front's --------------------------
+
+  /** The client dialled in with the endpoint's token; false when the endpoint is gone (the front closes the socket). */
+  wsOpened(endpointId: string): boolean {
+    const ep = this.endpoints.get(endpointId);
+    if (ep?.type !== 'websocket' || ep.state !== 'connecting' || this.isClosed) return false;
+    ep.state = 'connected';
+    this.env.emit('endpoint.state_changed', { endpoint_id: ep.id, type: 'websocket', state: 'connected', previous_state: 'connecting' });
+    this.replan();
+    return true;
+  }
+
+  wsAudio(endpointId: string, data: Uint8Array): void {
+    const ep = this.endpoints.get(endpointId);
+    if (ep?.type !== 'websocket' || ep.state !== 'connected') return;
+    const pcm = ep.samples(data);
+    if (pcm.length > 0 && isSource(ep.direction)) this.mixer.pushPcm(ep.id, ep.sampleRate, pcm, WS_QUEUE_MS);
+  }
+
+  /** The client's socket closed (the client, the front's overload guard, or our own close). */
+  wsClosed(endpointId: string): void {
+    const ep = this.endpoints.get(endpointId);
+    if (ep?.type !== 'websocket' || ep.state !== 'connected') return;
+    ep.state = 'disconnected';
+    this.mixer.forget(ep.id);
+    this.env.emit('endpoint.state_changed', { endpoint_id: ep.id, type: 'websocket', state: 'disconnected', previous_state: 'connected' });
+    this.replan();
   }
 
   private async newRtp(direction: Direction): Promise<{ ok: true; ep: RtpEndpoint } | { ok: false; outcome: Refusal }> {
@@ -367,7 +555,7 @@ export class Session implements RtpHost {
 
   /** An RTP packet that passed the endpoint's checks. */
   media(ep: RtpEndpoint, h: RtpHeader, payload: Uint8Array): void {
-    const targets = this.targetsOf.get(ep.id);
+    const targets = this.targetsOf.get(ep.id) ?? (this.pcmHeard.has(ep.id) ? [] : undefined);
     if (!targets) {
       ep.counters.notSourceDrops++;
       return;
@@ -384,23 +572,27 @@ export class Session implements RtpHost {
       return;
     }
     let decoded = false;
+    const decode = () => {
+      decoded = true;
+      if (!this.clock) this.startClock();
+      try {
+        this.mixer.push(ep.id, codec, payload);
+      } catch {
+        ep.counters.malformed++; // a payload its codec cannot decode (a corrupt Opus frame): dropped
+      }
+    };
+    const heardAsPcm = this.pcmHeard.has(ep.id);
     for (let i = 0; i < targets.length; i++) {
       const t = targets[i]!;
       if (t.forward && t.codec === codec) {
         t.dest.sendRtp(t.pt, stampForwarded(t.dest.outbound, ep.sourceKey, h.timestamp, h.marker, t.frameTicks), payload);
         this.forwarded++;
-        // Forwarded by JS once: the native path can carry this stream from the next packet on.
-        if (targets.length === 1) this.fast.maybeSet(ep, targets);
-      } else if (!decoded) {
-        decoded = true;
-        if (!this.clock) this.startClock();
-        try {
-          this.mixer.push(ep.id, codec, payload);
-        } catch {
-          ep.counters.malformed++; // a payload its codec cannot decode (a corrupt Opus frame): dropped
-        }
-      }
+        // Forwarded by JS once: the native path can carry this stream from the next packet on
+        // (not when a PCM destination hears it too: the native path would starve it).
+        if (targets.length === 1 && !heardAsPcm) this.fast.maybeSet(ep, targets);
+      } else if (!decoded) decode();
     }
+    if (heardAsPcm && !decoded) decode();
   }
 
   private forwardEvent(src: RtpEndpoint, d: RtpEndpoint, h: RtpHeader, payload: Uint8Array): void {
@@ -424,16 +616,19 @@ export class Session implements RtpHost {
     this.fast.takeAll();
     const nodes: RouteNode[] = [];
     for (const ep of this.endpoints.values()) {
-      if (ep.type === 'tone') nodes.push({ id: ep.id, direction: ep.direction, codec: null, generator: true });
+      if (isGenerator(ep)) nodes.push({ id: ep.id, direction: ep.direction, codec: null, generator: true });
+      else if (isPcm(ep)) nodes.push({ id: ep.id, direction: ep.direction, codec: null, pcm: true, bridge: ep.type === 'bridge' });
       // Before its answer an RTP endpoint neither sends nor receives: it is left out of routing.
       else nodes.push({ id: ep.id, direction: ep.negotiated ? ep.direction : 'inactive', codec: ep.negotiated?.sendCodec.name ?? null, canSend: ep.negotiated !== null });
     }
     this.plan = routingPlan(nodes);
     this.targetsOf.clear();
+    this.pcmHeard.clear();
     let mixing = false;
     for (const route of this.plan.values()) {
       if (route.mode === 'mix') mixing = true;
       const dest = this.endpoints.get(route.destination);
+      if (isPcm(dest)) for (const s of route.sources) this.pcmHeard.add(s);
       if (dest?.type !== 'rtp' || !dest.negotiated) continue;
       const send = dest.negotiated.sendCodec;
       const target: Target = { dest, forward: route.mode === 'forward', codec: send.name, pt: send.pt, frameTicks: rtpTimestampIncrement(send.name) };
@@ -443,7 +638,7 @@ export class Session implements RtpHost {
         this.targetsOf.set(s, list);
       }
     }
-    const tones = [...this.endpoints.values()].some((e) => e.type === 'tone' && e.state === 'playing');
+    const tones = [...this.endpoints.values()].some((e) => isGenerator(e) && e.state === 'playing');
     if ((mixing || tones) && !this.clock) this.startClock();
     else if (!mixing && !tones && this.clock) this.stopClock();
   }
@@ -470,15 +665,22 @@ export class Session implements RtpHost {
       // A forward route whose source sent another of its agreed codecs this tick is mixed too.
       if (route.mode === 'silent') continue;
       const d = this.endpoints.get(route.destination);
+      if (d?.type === 'websocket') {
+        const pcm = this.mixer.mixPcm(d.sampleRate, this.mixSources(route));
+        if (pcm) this.env.wsSend(d.id, d.encode(pcm));
+        continue;
+      }
+      if (d?.type === 'bridge') {
+        const pcm = this.mixer.mixPcm(BRIDGE_RATE, this.mixSources(route));
+        if (pcm) this.env.bridgeAudio(d.peer.actor, d.peer.endpointId, d.frameOut(pcm));
+        continue;
+      }
       if (d?.type !== 'rtp' || !d.negotiated) continue;
       if (route.mode === 'forward') {
         const sent = this.mixer.frameCodec(route.sources[0]!);
         if (sent === null || sent === d.negotiated.sendCodec.name) continue;
       }
-      const sources: MixSource[] = route.sources.map((id) => {
-        const s = this.endpoints.get(id);
-        return s?.type === 'tone' ? { id, generate: (rate: number) => s.frame(rate) } : { id };
-      });
+      const sources = this.mixSources(route);
       const codec: CodecName = d.negotiated.sendCodec.name;
       const payload = this.mixer.mixFor(d.id, codec, sources);
       if (!payload) continue;
@@ -493,9 +695,18 @@ export class Session implements RtpHost {
         this.env.emit('endpoint.state_changed', { endpoint_id: ep.id, type: 'tone', state: 'finished', previous_state: 'playing' });
         toneFinished.inc();
         this.env.emit('endpoint.tone.finished', { endpoint_id: ep.id, tone: ep.tone, played_ms: ep.frames * 20 });
+      } else if (ep.type === 'file' && ep.advance()) {
+        this.fileStateChanged(ep, 'playing', true);
       }
     }
     if (finished) this.replan();
+  }
+
+  private mixSources(route: Route): MixSource[] {
+    return route.sources.map((id) => {
+      const s = this.endpoints.get(id);
+      return isGenerator(s) ? { id, generate: (rate: number) => s.frame(rate) } : { id };
+    });
   }
 
   private reportsDue = 0;

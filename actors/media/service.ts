@@ -4,6 +4,7 @@
  * thread group).
  */
 import { isIP } from 'node:net';
+import { isAbsolute } from 'node:path';
 import { bool, int, oneOf, str, type Values } from '../../runtime/config/settings.js';
 import { defineService } from '../../runtime/service.js';
 import { PEER_POLICIES } from '../../protocols/media/types.js';
@@ -25,6 +26,9 @@ export const mediaSettings = {
   maxEndpointsPerSession: int({ env: 'MEDIA_MAX_ENDPOINTS_PER_SESSION', flag: 'media-max-endpoints-per-session', description: 'max_endpoints_per_session: endpoints a session may hold', min: 1, max: 1000, default: 16 }),
   maxSessions: int({ env: 'MEDIA_MAX_SESSIONS', flag: 'media-max-sessions', description: 'Sessions the bridge holds at most', min: 1, max: 1_000_000, default: 5000 }),
   peerPolicy: oneOf({ env: 'MEDIA_PEER_POLICY', flag: 'media-peer-policy', description: 'Which sources an RTP endpoint accepts: strict (the SDP address and port), address (the SDP address, any port), latch (any; replies go where media comes from)', values: PEER_POLICIES, default: 'address' }),
+  fileDir: str({ env: 'MEDIA_FILE_DIR', flag: 'media-file-dir', description: 'Directory file endpoints play local files from (empty: local file playback is off)', expect: 'an absolute directory path or empty', default: '', valid: (v) => isAbsolute(v) }),
+  fileMaxBytes: int({ env: 'MEDIA_FILE_MAX_BYTES', flag: 'media-file-max-bytes', description: 'Largest local file a file endpoint opens, in bytes', min: 1024, max: 2 ** 31, default: 100 * 1024 * 1024 }),
+  wsConnectTimeoutMs: int({ env: 'MEDIA_WS_CONNECT_TIMEOUT_MS', flag: 'media-ws-connect-timeout-ms', description: 'A WebSocket PCM endpoint whose client has not dialled in this long is removed (with endpoint.ws.connect_timeout)', min: 100, max: 3_600_000, default: 30_000 }),
   allowOpenWithoutToken: bool({ env: 'MEDIA_ALLOW_OPEN', flag: 'media-allow-open', description: 'Allow a non-loopback MEDIA_HOST without a token (not recommended)', default: false }),
 };
 
@@ -56,6 +60,9 @@ export function bridgeArgs(v: MediaValues): BridgeArgs {
     maxEndpointsPerSession: v.maxEndpointsPerSession,
     maxSessions: v.maxSessions,
     peerPolicy: v.peerPolicy,
+    fileDir: v.fileDir || null,
+    fileMaxBytes: v.fileMaxBytes,
+    wsConnectTimeoutMs: v.wsConnectTimeoutMs,
     sessionModule: SESSION_MODULE,
   };
 }

@@ -10,7 +10,11 @@
  *    while a new session lands on S1's thread another is made, on a connection of its own, and
  *    the misplaced ones are destroyed once one fits), X transferred S1 → S2: X's sockets stay
  *    on S1's thread, which relays each datagram to S2 and each of X's outgoing packets back;
- *    checked: X `relayed: true` in S2, S1 `relays_held: 1`.
+ *    checked: X `relayed: true` in S2, S1 `relays_held: 1`;
+ *  - `bridged` / `bridged-threads`: X in S1, Z in S2 (on S1's thread / on the other thread,
+ *    placed as for the two cases above), S1 and S2 wired by `endpoint.create_bridge`: every
+ *    packet is decoded, mixed as 48 kHz PCM, crosses to the other session as a runtime message
+ *    (one per 20 ms frame), is resampled and encoded again; checked: both sides `connected`.
  * The group puts a new session on its least-loaded thread; calls are set up concurrently, so
  * each call's sessions are created while no other call's are (S1 then S2 land on different
  * threads at once unless earlier sessions left the group unbalanced). The setup of media,
@@ -26,14 +30,21 @@ import type { SessionInfo } from '../../protocols/media/results.js';
 import { HOST, legSdp, parseRelaySdp } from './sdp.js';
 import type { CallLegs, Relay, RelayRun } from './relay.js';
 
-export const PLACEMENTS = ['baseline', 'same-thread', 'relayed'] as const;
+export const PLACEMENTS = ['baseline', 'same-thread', 'relayed', 'bridged', 'bridged-threads'] as const;
 export type Placement = (typeof PLACEMENTS)[number];
+/** What runs without --placements: the transfer cases (the bridge cases are asked for by name). */
+export const DEFAULT_PLACEMENTS: readonly Placement[] = ['baseline', 'same-thread', 'relayed'];
+/** Placements whose S2 must share S1's thread, and those whose S2 must not. */
+const SAME_THREAD: ReadonlySet<Placement> = new Set(['same-thread', 'bridged']);
+const OTHER_THREAD: ReadonlySet<Placement> = new Set(['relayed', 'bridged-threads']);
 
 /** What each placement is, for the report. */
 export const PLACEMENT_NOTE: Record<Placement, string> = {
   baseline: 'no transfer: X and Z in one session',
   'same-thread': '(a) X moved to a session on its thread (colocate_with): sockets handed over',
   relayed: '(c) X moved to a session on the other thread: its home relays every packet',
+  bridged: 'X in S1, Z in S2 on its thread, S1 and S2 bridged (48 kHz PCM between them)',
+  'bridged-threads': 'X in S1, Z in S2 on the other thread, S1 and S2 bridged across threads',
 };
 
 /** New sessions made in a row, at most, to find one on the other thread (case c). */
@@ -98,11 +109,16 @@ class TransferRelay implements Relay {
         const placed = this.placing.then(() => this.placeSessions(open, close));
         this.placing = placed.catch(() => undefined);
         const { c1, s1, zConn, s2 } = await placed;
+        const bridged = this.placement === 'bridged' || this.placement === 'bridged-threads';
         if (s2 !== null) st.sessions.push({ conn: zConn, id: s2, count: true });
-        st.sessions.push({ conn: c1, id: s1, count: s2 === null });
+        st.sessions.push({ conn: c1, id: s1, count: s2 === null || bridged });
         const x = await c1.call('endpoint.rtp.create_from_offer', { sdp: legSdp(portA, null) });
         const z = await zConn.call('endpoint.rtp.create_from_offer', { sdp: legSdp(portB, null) });
-        if (s2 !== null) {
+        if (s2 !== null && bridged) {
+          const pair = await c1.call('endpoint.create_bridge', { target_session_id: s2 });
+          const side = (await zConn.call('session.info', {})).endpoints.find((e) => e.endpoint_id === pair.target_endpoint_id);
+          if (side?.state !== 'connected') throw new Error(`${this.placement}: the target side of the bridge is ${side?.state ?? 'missing'}`);
+        } else if (s2 !== null) {
           await c1.call('endpoint.transfer', { endpoint_id: x.endpoint_id, target_session_id: s2 });
           const info = await zConn.call('session.info', {});
           const moved = info.endpoints.find((e) => e.endpoint_id === x.endpoint_id);
@@ -150,10 +166,10 @@ class TransferRelay implements Relay {
     const misplaced: Array<{ conn: MediaBridgeClient; id: string }> = [];
     for (let tries = 0; tries < MAX_PLACEMENT_TRIES; tries++) {
       const c = await open();
-      const id = (await c.call('session.create', this.placement === 'same-thread' ? { colocate_with: s1 } : {})).session_id;
+      const id = (await c.call('session.create', SAME_THREAD.has(this.placement) ? { colocate_with: s1 } : {})).session_id;
       const t2 = (await c.call('session.info', {})).thread_id;
-      if (this.placement === 'same-thread' && t2 !== t1) throw new Error(`colocate_with ${s1} (thread ${t1}) placed the new session on thread ${t2}`);
-      if (this.placement === 'relayed' && t2 === t1) {
+      if (SAME_THREAD.has(this.placement) && t2 !== t1) throw new Error(`colocate_with ${s1} (thread ${t1}) placed the new session on thread ${t2}`);
+      if (OTHER_THREAD.has(this.placement) && t2 === t1) {
         misplaced.push({ conn: c, id });
         this.extraSessions++;
         continue;

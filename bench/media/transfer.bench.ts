@@ -28,7 +28,7 @@ import { type RunResult } from './load.js';
 import { noise, quietRun } from './quiet-run.js';
 import { sleep } from './proc.js';
 import type { Relay } from './relay.js';
-import { PLACEMENT_NOTE, PLACEMENTS, transferRelay, type Placement } from './transfer-relay.js';
+import { DEFAULT_PLACEMENTS, PLACEMENT_NOTE, PLACEMENTS, transferRelay, type Placement } from './transfer-relay.js';
 
 const HELP = `Usage: node dist/bench/media/transfer.bench.js [options]
 
@@ -40,7 +40,8 @@ bridge CPU per relayed packet (µs, from /proc), one-way latency p50/p99, added 
 Options:
   --calls LIST      concurrent calls (2 streams each) per run (default 50,150)
   --duration S      seconds of media per run (default 10; the first second is warm-up)
-  --placements L    which placements to run (default baseline,same-thread,relayed)
+  --placements L    which placements to run (default baseline,same-thread,relayed; also
+                    bridged, bridged-threads: X and Z in two sessions wired by a bridge)
   --repeat R        rounds of every (placement, N); the table shows medians (default 1)
   --slots N         phase groups per 20 ms tick (default 10)
   --max-other PCT   retry a run when other processes plus steal took more than PCT % of a core (default 25)
@@ -63,7 +64,7 @@ function parseOptions(): Options | null {
   const { values: v } = parseArgs({
     options: {
       calls: { type: 'string', default: '50,150' },
-      placements: { type: 'string', default: PLACEMENTS.join(',') },
+      placements: { type: 'string', default: DEFAULT_PLACEMENTS.join(',') },
       duration: { type: 'string', default: '10' },
       repeat: { type: 'string', default: '1' },
       slots: { type: 'string', default: '10' },

@@ -5,7 +5,7 @@
  * field. Pure.
  */
 import { DIRECTIONS, CODEC_NAMES } from './types.js';
-import { arrayOf, boolean, checkParams, nullable, number, oneOf, optional, required, string, uuid, type ParamsOf } from './validate.js';
+import { arrayOf, boolean, checkParams, nullable, number, oneOf, oneOfNumbers, optional, required, string, uuid, type ParamsOf } from './validate.js';
 import type { ErrorCode } from './envelope.js';
 
 export const TONES = ['ringback', 'ringing', 'busy', 'beep', 'sine', 'silence'] as const;
@@ -15,6 +15,12 @@ const direction = optional(oneOf(DIRECTIONS), 'sendrecv' as const);
 const endpointId = required(string({ min: 1, max: 128 }));
 const sdp = required(string({ min: 1, max: 60_000 }));
 const ENDPOINT_TYPES = ['webrtc', 'rtp'] as const;
+/** Rates of a WebSocket PCM endpoint's audio (16-bit little-endian mono). */
+export const WS_SAMPLE_RATES = [8000, 16000, 48000] as const;
+/** Where a WebSocket PCM client dials in, on the command port: `${AUDIO_PATH_PREFIX}<connect_token>`. */
+export const AUDIO_PATH_PREFIX = '/audio/';
+/** A file endpoint plays its file at most 1 + this many times (null: until removed). */
+export const MAX_LOOP_COUNT = 10_000;
 
 /** Parameter shapes, by canonical method name. */
 export const SHAPES = {
@@ -47,6 +53,18 @@ export const SHAPES = {
   'endpoint.update_direction': { endpoint_id: endpointId, direction: required(oneOf(['auto', ...DIRECTIONS] as const)) },
   'endpoint.remove': { endpoint_id: endpointId },
   'endpoint.transfer': { endpoint_id: endpointId, target_session_id: required(uuid) },
+  // File endpoints (the spec names only `endpoint.create_file`; the pause/resume/seek names are ours).
+  'endpoint.create_file': {
+    source: required(string({ min: 1, max: 4096 })),
+    start_ms: optional(number({ min: 0, max: Number.MAX_SAFE_INTEGER, integer: true, unit: 'ms' }), 0),
+    loop_count: optional(nullable(number({ min: 0, max: MAX_LOOP_COUNT, integer: true })), 0),
+    gain_db: optional(number({ min: -60, max: 20, unit: 'dB' }), 0),
+  },
+  'endpoint.file.pause': { endpoint_id: endpointId },
+  'endpoint.file.resume': { endpoint_id: endpointId },
+  'endpoint.file.seek': { endpoint_id: endpointId, position_ms: required(number({ min: 0, max: Number.MAX_SAFE_INTEGER, integer: true, unit: 'ms' })) },
+  'endpoint.create_websocket': { direction, sample_rate: optional(oneOfNumbers(WS_SAMPLE_RATES), 8000) },
+  'endpoint.create_bridge': { target_session_id: required(uuid), direction },
 } as const;
 
 export type Method = keyof typeof SHAPES;
@@ -61,7 +79,7 @@ export const SESSIONLESS: ReadonlySet<Method> = new Set<Method>(['session.create
  * they answer NOT_IMPLEMENTED. (The WebRTC commands are in SHAPES: they validate here, and the
  * session answers NOT_IMPLEMENTED; a misspelt `endpoint.webrtc.*` name is METHOD_NOT_FOUND.)
  */
-export const NOT_YET: ReadonlySet<string> = new Set(['endpoint.create_file', 'endpoint.create_websocket', 'endpoint.create_bridge']);
+export const NOT_YET: ReadonlySet<string> = new Set<string>();
 
 export type Checked = { ok: true; command: Command } | { ok: false; code: ErrorCode; message: string };
 
@@ -111,6 +129,10 @@ function resolveAlias(method: string, params: Record<string, unknown>, isWebRtcS
       return { ok: true, method: 'endpoint.webrtc.ice_restart', params };
     case 'endpoint.srtp_rekey':
       return { ok: true, method: 'endpoint.rtp.srtp_rekey', params };
+    case 'endpoint.create_with_file':
+      return { ok: true, method: 'endpoint.create_file', params };
+    case 'session.bridge':
+      return { ok: true, method: 'endpoint.create_bridge', params };
     default:
       return { ok: true, method, params };
   }

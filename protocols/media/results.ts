@@ -14,6 +14,9 @@ export interface EndpointInfo {
   [field: string]: unknown;
 }
 
+/** States of a local file endpoint (spec: playing → paused → playing → finished). */
+export type FileState = 'playing' | 'paused' | 'finished';
+
 export interface SessionInfo {
   session_id: string;
   created_at_epoch_ms: number;
@@ -38,6 +41,12 @@ export interface Results {
   'endpoint.update_direction': Record<string, never>;
   'endpoint.remove': { removed_at_epoch_ms: number };
   'endpoint.transfer': { endpoint_id: string; target_session_id: string };
+  'endpoint.create_file': { endpoint_id: string; state: FileState; duration_ms: number };
+  'endpoint.file.pause': { state: FileState };
+  'endpoint.file.resume': { state: FileState };
+  'endpoint.file.seek': { state: FileState; position_ms: number };
+  'endpoint.create_websocket': { endpoint_id: string; connect_token: string; audio_path: string };
+  'endpoint.create_bridge': { endpoint_id: string; target_endpoint_id: string };
   // The spec's WebRTC results. This version of the bridge answers these NOT_IMPLEMENTED.
   'endpoint.webrtc.create_from_offer': { endpoint_id: string; sdp_answer: string };
   'endpoint.webrtc.create_offer': { endpoint_id: string; sdp_offer: string };
@@ -57,4 +66,12 @@ export interface Events {
   'endpoint.transferred_out': { session_id: string; endpoint_id: string; target_session_id: string };
   'endpoint.transferred_in': { session_id: string; endpoint_id: string; source_session_id: string };
   'session.detached': { session_id: string; reason: string };
+  /** A file endpoint played to its end (its last loop); it stays, `finished`, until removed. */
+  'endpoint.file.finished': { session_id: string; endpoint_id: string; reason: 'completed'; played_ms: number };
+  /** A WebSocket endpoint nobody dialled in time: it has been removed. */
+  'endpoint.ws.connect_timeout': { session_id: string; endpoint_id: string; timeout_ms: number; removed_at_epoch_ms: number };
+  /** Another session bridged itself to this one: `endpoint_id` is this session's side of the pair. */
+  'endpoint.bridged': { session_id: string; endpoint_id: string; peer_session_id: string; peer_endpoint_id: string };
+  /** The other side of a bridge went (removed, or its session ended): this side has been removed too. */
+  'endpoint.bridge.removed': { session_id: string; endpoint_id: string; peer_session_id: string; reason: 'peer removed' | 'peer session closed'; removed_at_epoch_ms: number };
 }

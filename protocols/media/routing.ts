@@ -9,6 +9,10 @@
  * - One source with the destination's codec (same name and RTP clock): packets are forwarded
  *   without decoding (`forward`). Anything else (another codec, a tone, two or more sources):
  *   decode, resample, mix and encode per destination on the 20 ms clock (`mix`).
+ * - PCM endpoints (WebSocket, bridge) have no codec: as sources and as destinations they are
+ *   always mixed, never forwarded.
+ * - A bridge destination never hears a bridge source, so sessions wired in a ring (A↔B, B↔C,
+ *   C↔A) never carry audio round it back to where it came from.
  */
 import type { CodecName, Direction } from './types.js';
 
@@ -21,6 +25,10 @@ export interface RouteNode {
   generator?: boolean;
   /** Negotiated far enough to send to (an RTP endpoint before its answer is not). */
   canSend?: boolean;
+  /** Takes and gives PCM, no codec (WebSocket, bridge): a destination without a codec. */
+  pcm?: boolean;
+  /** A bridge endpoint: it does not hear other bridge endpoints (loop guard). */
+  bridge?: boolean;
 }
 
 export interface Route {
@@ -36,11 +44,11 @@ export function routingPlan(nodes: readonly RouteNode[]): Map<string, Route> {
   const plan = new Map<string, Route>();
   const sources = nodes.filter((n) => isSource(n.direction));
   for (const d of nodes) {
-    if (!isDestination(d.direction) || d.generator || d.codec === null || d.canSend === false) continue;
-    const heard = sources.filter((s) => s.id !== d.id);
+    if (!isDestination(d.direction) || d.generator || (d.codec === null && !d.pcm) || d.canSend === false) continue;
+    const heard = sources.filter((s) => s.id !== d.id && !(d.bridge && s.bridge));
     let mode: Route['mode'] = 'mix';
     if (heard.length === 0) mode = 'silent';
-    else if (heard.length === 1 && !heard[0]!.generator && heard[0]!.codec === d.codec) mode = 'forward';
+    else if (heard.length === 1 && !heard[0]!.generator && d.codec !== null && heard[0]!.codec === d.codec) mode = 'forward';
     plan.set(d.id, { destination: d.id, sources: heard.map((s) => s.id), mode });
   }
   return plan;

@@ -56,6 +56,10 @@ export function oneOf<T extends string>(values: readonly T[]): Check<T> {
     typeof v === 'string' && (values as readonly string[]).includes(v) ? ok(v as T) : bad(`${name} must be one of ${values.join(', ')}; got ${describe(v)}`);
 }
 
+export function oneOfNumbers<T extends number>(values: readonly T[]): Check<T> {
+  return (v, name) => (typeof v === 'number' && (values as readonly number[]).includes(v) ? ok(v as T) : bad(`${name} must be one of ${values.join(', ')}; got ${describe(v)}`));
+}
+
 export function arrayOf<T>(item: Check<T>, o: { min?: number; max?: number; unique?: boolean } = {}): Check<T[]> {
   return (v, name) => {
     if (!Array.isArray(v)) return bad(`${name} must be an array; got ${describe(v)}`);

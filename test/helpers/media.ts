@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ExecutionContext } from 'ava';
 import { ActorSystem } from '../../runtime/system.js';
-import { MediaBridgeClient } from '../../actors/media-bridge/client.js';
+import { MediaBridgeClient, MediaBridgeError } from '../../actors/media-bridge/client.js';
 import { BRIDGE_ID, type BridgeArgs, type BridgeProtocol } from '../../actors/media-bridge/messages.js';
 import { BRIDGE_MODULE, bridgeArgs, mediaSettings, type MediaValues } from '../../actors/media/service.js';
 import { resolve } from '../../runtime/config/settings.js';
@@ -217,6 +217,16 @@ export function srtpReceiver(k: { suite: SrtpSuite; key: Buffer }): SrtpReceiveC
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** What a call came to: `ok`, or `<CODE>: <message>` of its MediaBridgeError (anything else: `thrown: …`). */
+export async function outcome(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+    return 'ok';
+  } catch (err) {
+    return err instanceof MediaBridgeError ? `${err.code}: ${err.message}` : `thrown: ${(err as Error).message}`;
+  }
+}
 
 /** Start ffmpeg with `args`; killed at teardown. Resolves with the process once spawned. */
 export function ffmpeg(t: ExecutionContext, args: string[]): { proc: ChildProcess; done: Promise<number | null>; stderr: () => string } {

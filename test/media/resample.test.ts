@@ -151,7 +151,7 @@ test('equal rates pass through; output arrays are reused; bad rates and short ou
     [8000, -1],
     [8000.5, 16000],
     [NaN, 8000],
-    [44100, 8000],
+    [8000, 7919],
   ]) {
     t.throws(() => new Resampler(a as number, b as number), { instanceOf: RangeError }, `${a}→${b}`);
   }

@@ -92,6 +92,11 @@ function bareSession(t: ExecutionContext): Session {
     setTimeout: (fn, ms) => keep(setTimeout(fn, ms)),
     setInterval: (fn, ms) => keep(setInterval(fn, ms)),
     countPacket: () => undefined,
+    wsSend: () => undefined,
+    wsClose: () => undefined,
+    bridgeAttach: () => Promise.reject(new Error('no other session here')),
+    bridgeAudio: () => undefined,
+    bridgeDetach: () => undefined,
   };
   const base = 20000 + Math.floor(Math.random() * 40) * 1000;
   const session = new Session(
