@@ -209,7 +209,7 @@ test.serial('bad commands are refused by name before anything reaches a bridge',
     ['endpoint.create_tone', { session_id: sid, tone: 'sine', frequency: 25_000 }, 'INVALID_PARAMS', /frequency must be between 20 and 20000 Hz; got 25000/],
     ['endpoint.create_tone', { session_id: sid, tone: 'beep', volume: 3 }, 'INVALID_PARAMS', /unknown parameter volume/],
     ['endpoint.rtp.create_from_offer', { session_id: sid }, 'INVALID_PARAMS', /sdp is required/],
-    ['endpoint.create_file', { session_id: sid }, 'NOT_IMPLEMENTED', /not available/],
+    ['endpoint.create_file', { session_id: sid }, 'INVALID_PARAMS', /source is required/],
   ];
   for (const [method, params, code, message] of cases) {
     const e = await refusal(t, h.link.command(A, method, params));
