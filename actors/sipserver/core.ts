@@ -46,6 +46,15 @@ const MIN_TICK_MS = 10;
 
 export type Cast = (gateway: string, event: SipServerEvent) => void;
 
+function isCallId(text: string): boolean {
+  try {
+    sip.parseCallId(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export class SipCore {
   readonly table = new sip.TransactionTable();
   private readonly txs = new Map<string, ServerTx>();
@@ -487,7 +496,7 @@ export class SipCore {
     if (ack) this.sendTo(ack.bytes, ack.dest);
   }
 
-  invite(m: { id: string; requestUri: string; gateway: string; from?: string; to?: string; headers?: SipHeader[]; body?: string; contentType?: string; auth?: { username: string; password: string } }): Promise<SipResponse & { dialogKey?: string }> {
+  invite(m: { id: string; requestUri: string; gateway: string; from?: string; to?: string; headers?: SipHeader[]; body?: string; contentType?: string; auth?: { username: string; password: string }; callId?: string }): Promise<SipResponse & { dialogKey?: string }> {
     if (this.outbound.has(m.id)) throw new CoreError('INVALID', `an INVITE with id ${JSON.stringify(m.id)} is in progress`);
     let uri: sip.Uri;
     let from: sip.NameAddr;
@@ -500,6 +509,7 @@ export class SipCore {
       throw new CoreError('INVALID', (err as Error).message);
     }
     if (!sip.isSipUri(uri)) throw new CoreError('INVALID', `requestUri ${JSON.stringify(m.requestUri)} is not a SIP URI`);
+    if (m.callId !== undefined && (m.callId.trim() !== m.callId || m.callId.length > 256 || !isCallId(m.callId))) throw new CoreError('INVALID', `callId ${JSON.stringify(m.callId)} is not a Call-ID (word ["@" word], RFC 3261 §25.1)`);
     const headers = checkHeaders(m.headers ?? []);
     const contentType = m.contentType !== undefined ? parseContentType(m.contentType) : undefined;
     const body = m.body !== undefined ? Buffer.from(m.body, 'latin1') : undefined;
@@ -510,7 +520,7 @@ export class SipCore {
       uri,
       from: sip.withTag(from, sip.newTag(randomBytes(8))),
       to,
-      callId: sip.newCallId(randomBytes(12), this.a.advertisedAddress),
+      callId: m.callId ?? sip.newCallId(randomBytes(12), this.a.advertisedAddress),
       cseq: 1,
       via: this.via(protocol),
       contact: [this.contact(protocol)],

@@ -6,6 +6,7 @@
  * too). Pure.
  */
 import { arrayOf, checkParams, describe, number, oneOf, optional, required, string, type Check, type ParamsOf } from '../media/validate.js';
+import { parseCallId } from '../sip/index.js';
 import type { GatewayErrorCode } from './envelope.js';
 
 type Shape = Record<string, Check<unknown>>;
@@ -35,6 +36,16 @@ const headers: Check<Record<string, string>> = (v, name) => {
 };
 
 const sdp = required(string({ min: 1, max: 60_000 }));
+/** A Call-ID the application chooses for an outbound call (so it can cancel before the reply). */
+const sipCallId: Check<string> = (v, name) => {
+  if (typeof v !== 'string' || v.length === 0 || v.length > 256) return { ok: false, error: `${name} must be a string of 1 to 256 characters; got ${describe(v)}` };
+  try {
+    if (parseCallId(v) !== v) throw new Error('spaces');
+  } catch {
+    return { ok: false, error: `${name} must be a SIP Call-ID (word ["@" word], RFC 3261 §25.1); got ${describe(v)}` };
+  }
+  return { ok: true, value: v };
+};
 const callId = required(string({ min: 1, max: 256 }));
 export const ROUTE_MATCHES = ['exact', 'userPrefix'] as const;
 /** Routes one connection may hold. */
@@ -49,6 +60,7 @@ export const GATEWAY_SHAPES = {
     headers: optional(headers, undefined),
     from: optional(string({ min: 1, max: 1024 }), undefined),
     auth: optional(object({ username: required(string({ min: 1, max: 256 })), password: required(string({ max: 256 })) }), undefined),
+    callId: optional(sipCallId, undefined),
   },
   'sip.cancelOutbound': { callId },
   'sip.bye': { callId },

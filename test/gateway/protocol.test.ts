@@ -58,6 +58,10 @@ test('checkGatewayCommand: sip commands', (t) => {
   t.regex(msg('sip.createOutbound', { requestUri: 'sip:b@h', sdp, headers: { X: 'a\r\nB: c' } }), /headers\.X must be a one-line string/);
   t.regex(msg('sip.createOutbound', { requestUri: 'sip:b@h', sdp, headers: ['x'] }), /headers must be an object/);
   t.regex(msg('sip.createOutbound', { requestUri: 'sip:b@h', sdp, auth: { username: 'u' } }), /auth\.password is required/);
+  t.true(checkGatewayCommand('sip.createOutbound', { requestUri: 'sip:b@h', sdp, callId: 'abc-1@host' }).ok);
+  t.regex(msg('sip.createOutbound', { requestUri: 'sip:b@h', sdp, callId: 'a b' }), /callId must be a SIP Call-ID/);
+  t.regex(msg('sip.createOutbound', { requestUri: 'sip:b@h', sdp, callId: 'a@b@c' }), /callId must be a SIP Call-ID/);
+  t.regex(msg('sip.createOutbound', { requestUri: 'sip:b@h', sdp, callId: '' }), /callId must be a string of 1 to 256/);
   t.regex(msg('sip.cancelOutbound', {}), /callId is required/);
   t.regex(msg('sip.bye', { callId: 5 }), /callId must be a string; got number 5/);
   t.regex(msg('sip.reinvite', { callId: 'c' }), /sdp is required/);
