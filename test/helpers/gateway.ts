@@ -100,3 +100,6 @@ export async function until(fn: () => Promise<boolean> | boolean, ms = 10_000, w
   }
   throw new Error(`${what} not reached within ${ms} ms`);
 }
+
+/** The stand-in media link of the gateway's tests (test/fixtures/gateway-media-stub.ts). */
+export const MEDIA_STUB = new URL('../fixtures/gateway-media-stub.js', import.meta.url).href;
