@@ -133,7 +133,8 @@ export class Calls {
       }
       case 'sip.progress': {
         const call = this.calls.get(ev.id);
-        if (call && call.state === 'calling') this.o.owners.emit(call.owner, 'sip.progress', { callId: call.callId, status: ev.status, reason: ev.reason });
+        // The INVITE's final answer (a reply) may overtake this cast: report it while the call lives.
+        if (call && call.direction === 'outbound') this.o.owners.emit(call.owner, 'sip.progress', { callId: call.callId, status: ev.status, reason: ev.reason });
         return;
       }
       case 'sip.dialogEnded': {
