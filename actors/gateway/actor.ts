@@ -148,6 +148,7 @@ export default defineActor<GatewayProtocol, null, GatewayArgs, Live>({
     closeApp(app, socket);
     control.closeAll();
     await ctx.ref<SipServerProtocol>(ctx.args.sipserver).request({ type: 'detach', tag: ctx.args.tag }, { timeoutMs: 1000 }).catch(() => undefined);
+    ctx.log.info({ ns: 'gateway' }, 'gateway stopped');
   },
   handlers: {
     'sip.request': (msg, _ctx, { calls }) => calls.onEvent(msg),

@@ -71,3 +71,15 @@ for (const transport of ['u1', 't1'] as const) {
     t.regex(again!.message, /CALL_NOT_FOUND/);
   });
 }
+
+test('UDP: a 2xx never ACKed: after 64·T1 the SIP server sends BYE (RFC 3261 §13.3.1.4) and the owner gets sip.ended no-ack', async (t) => {
+  t.timeout(90_000);
+  const h = await startGateway(t);
+  const { app } = await answeringApp(h, 'alice');
+  const ended = app.waitFor('sip.ended', undefined, 60_000);
+  const r = await sipp(t, h.sipPort, ['-sf', scenario(t, 'uac-no-ack.xml'), '-s', 'alice', '-t', 'u1', '-m', '1', '-timeout', '60s'], 80_000);
+  t.is(r.code, 0, r.stdout + r.errors);
+  t.is(r.successful, 1, 'sipp received the BYE');
+  t.like(await ended, { reason: 'no-ack', by: 'local' });
+  t.is((await h.healthz()).body.calls, 0);
+});
