@@ -11,11 +11,12 @@
  * Failed commands reject with a GatewayError carrying the protocol's error code. Media
  * commands (`session.*`, `endpoint.*`) go through `call` with the media bridge's parameters.
  */
-import WebSocket from 'ws';
-import { Subject, filter, firstValueFrom, map, timeout } from 'rxjs';
+import type { Observable } from 'rxjs';
+import { CommandSocket, type EventFrame, type RequestFrame } from '../../runtime/http/command-socket.js';
 import type { GatewayErrorCode } from '../../protocols/gateway/envelope.js';
 import type { CallAnswer, GatewayMethod, GatewayParams } from '../../protocols/gateway/commands.js';
 import type { Route } from '../../protocols/gateway/routes.js';
+import { Subject } from 'rxjs';
 
 export class GatewayError extends Error {
   constructor(readonly code: GatewayErrorCode, message: string, readonly method: string) {
@@ -51,10 +52,7 @@ export interface GatewayEvents {
   'sip.error': { callId: string; message: string };
 }
 
-export interface EventMessage {
-  event: string;
-  data: Record<string, unknown>;
-}
+export type EventMessage = EventFrame;
 
 type Input<M extends GatewayMethod> = Partial<GatewayParams<M>> & Record<string, unknown>;
 
@@ -66,59 +64,41 @@ export interface ConnectOptions {
 }
 
 export class GatewayClient {
-  private nextId = 1;
-  private pending = new Map<string, { resolve: (v: Record<string, unknown>) => void; reject: (e: Error) => void; method: string; timer: NodeJS.Timeout }>();
   private handlers = new Map<string, (params: Record<string, unknown>) => unknown>();
-  /** Every event pushed to this connection. */
-  readonly events$ = new Subject<EventMessage>();
   /** Every request of the gateway (also those answered by an `onRequest` handler). */
-  readonly requests$ = new Subject<{ id: string; method: string; params: Record<string, unknown> }>();
-  private closed = false;
+  readonly requests$ = new Subject<RequestFrame>();
+  private s!: CommandSocket;
 
-  private constructor(private readonly ws: WebSocket, private readonly timeoutMs: number) {
-    ws.on('message', (raw) => this.onMessage(raw.toString()));
-    ws.on('close', () => this.fail(new Error('the gateway connection closed')));
-    ws.on('error', (err) => this.fail(err));
+  private constructor() {}
+
+  /** Every event pushed to this connection. */
+  get events$(): Observable<EventMessage> {
+    return this.s.events$;
   }
 
-  static connect(url: string, o: ConnectOptions = {}): Promise<GatewayClient> {
-    const headers = { ...(o.headers ?? {}), ...(o.token ? { Authorization: `Bearer ${o.token}` } : {}) };
-    const ws = new WebSocket(url, { headers });
-    return new Promise((resolve, reject) => {
-      ws.once('open', () => resolve(new GatewayClient(ws, o.timeoutMs ?? 90_000)));
-      ws.once('unexpected-response', (_req, res) => {
-        let body = '';
-        res.on('data', (d: Buffer) => (body += d.toString()));
-        res.on('end', () => reject(Object.assign(new Error(`the gateway refused the connection: HTTP ${res.statusCode} ${body}`), { status: res.statusCode, body })));
-      });
-      ws.once('error', reject);
-    });
+  static async connect(url: string, o: ConnectOptions = {}): Promise<GatewayClient> {
+    const ws = await CommandSocket.open(url, 'gateway', { ...(o.token ? { token: o.token } : {}), ...(o.headers ? { headers: o.headers } : {}) });
+    const c = new GatewayClient();
+    c.s = new CommandSocket(ws, o.timeoutMs ?? 90_000, (code, message, method) => new GatewayError(code as GatewayErrorCode, message, method), (req) => c.request(req));
+    c.s.events$.subscribe({ complete: () => c.requests$.complete() });
+    return c;
   }
 
   /** Send a command; resolves with its result, rejects with GatewayError on an error reply. */
   call<M extends GatewayMethod>(method: M, params: Input<M>): Promise<GatewayResults[M]>;
   call(method: string, params?: Record<string, unknown>): Promise<Record<string, unknown>>;
   call(method: string, params: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
-    return this.send({ id: String(this.nextId++), method, params });
+    return this.s.call(method, params);
   }
 
   /** Send any JSON value as a message (for testing the gateway's validation). */
-  send(message: unknown, method = (message as { method?: string })?.method ?? '?', id = (message as { id?: string })?.id): Promise<Record<string, unknown>> {
-    return this.raw(JSON.stringify(message), method, id ?? null);
+  send(message: unknown, method?: string, id?: string): Promise<Record<string, unknown>> {
+    return this.s.send(message, method, id);
   }
 
   /** Send a raw text frame; `id` is what the reply will carry (null for unparseable input). */
-  raw(text: string, method = '?', id: string | null = null): Promise<Record<string, unknown>> {
-    if (this.closed) return Promise.reject(new Error('the gateway connection is closed'));
-    const key = id ?? `null:${this.nextId++}`;
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.pending.delete(key);
-        reject(new Error(`${method}: no reply within ${this.timeoutMs} ms`));
-      }, this.timeoutMs);
-      this.pending.set(key, { resolve, reject, method, timer });
-      this.ws.send(text);
-    });
+  raw(text: string, method?: string, id?: string | null): Promise<Record<string, unknown>> {
+    return this.s.raw(text, method, id);
   }
 
   /**
@@ -132,86 +112,39 @@ export class GatewayClient {
 
   /** Answer one request by its id (for applications that answer outside a handler). */
   answer(id: string, result: Record<string, unknown>): void {
-    this.ws.send(JSON.stringify({ id, result }));
+    this.s.post({ id, result });
   }
 
   on<E extends keyof GatewayEvents>(event: E, fn: (data: GatewayEvents[E]) => void): () => void;
   on(event: string, fn: (data: Record<string, unknown>) => void): () => void;
   on(event: string, fn: (data: Record<string, unknown>) => void): () => void {
-    const sub = this.events$.pipe(filter((e) => e.event === event)).subscribe((e) => fn(e.data));
-    return () => sub.unsubscribe();
+    return this.s.on(event, fn);
   }
 
   /** The next event of this kind that satisfies `match`, within `ms`. */
   waitFor<E extends keyof GatewayEvents>(event: E, match?: (data: GatewayEvents[E]) => boolean, ms?: number): Promise<GatewayEvents[E]>;
   waitFor(event: string, match?: (data: Record<string, unknown>) => boolean, ms?: number): Promise<Record<string, unknown>>;
-  waitFor(event: string, match: (data: Record<string, unknown>) => boolean = () => true, ms = 10_000): Promise<Record<string, unknown>> {
-    return firstValueFrom(
-      this.events$.pipe(
-        filter((e) => e.event === event),
-        map((e) => e.data),
-        filter(match),
-        timeout({ first: ms, with: () => { throw new Error(`no ${event} event within ${ms} ms`); } }),
-      ),
-    );
+  waitFor(event: string, match?: (data: Record<string, unknown>) => boolean, ms?: number): Promise<Record<string, unknown>> {
+    return this.s.waitFor(event, match, ms);
   }
 
   get isClosed(): boolean {
-    return this.closed;
+    return this.s.isClosed;
   }
 
   close(): Promise<void> {
-    if (this.closed) return Promise.resolve();
-    return new Promise((resolve) => {
-      this.ws.once('close', () => resolve());
-      this.ws.close();
-    });
+    return this.s.close();
   }
 
-  private onMessage(text: string): void {
-    let msg: Record<string, unknown>;
-    try {
-      msg = JSON.parse(text);
-    } catch {
-      return;
-    }
-    if (typeof msg.event === 'string') {
-      this.events$.next(msg as unknown as EventMessage);
-      return;
-    }
-    if (typeof msg.method === 'string' && typeof msg.id === 'string') {
-      const req = { id: msg.id, method: msg.method, params: (msg.params ?? {}) as Record<string, unknown> };
-      this.requests$.next(req);
-      const handler = this.handlers.get(req.method);
-      if (handler) {
-        Promise.resolve()
-          .then(() => handler(req.params))
-          .then(
-            (result) => !this.closed && this.ws.send(JSON.stringify({ id: req.id, result })),
-            (err: Error) => !this.closed && this.ws.send(JSON.stringify({ id: req.id, error: { code: 'APPLICATION_ERROR', message: err.message } })),
-          );
-      }
-      return;
-    }
-    const id = msg.id === null ? [...this.pending.keys()].find((k) => k.startsWith('null:')) : String(msg.id);
-    const p = id !== undefined ? this.pending.get(id) : undefined;
-    if (!p || id === undefined) return;
-    this.pending.delete(id);
-    clearTimeout(p.timer);
-    const err = msg.error as { code: GatewayErrorCode; message: string } | undefined;
-    if (err) p.reject(new GatewayError(err.code, err.message, p.method));
-    else p.resolve(msg.result as Record<string, unknown>);
-  }
-
-  private fail(err: Error): void {
-    if (this.closed) return;
-    this.closed = true;
-    for (const [id, p] of this.pending) {
-      clearTimeout(p.timer);
-      p.reject(err);
-      this.pending.delete(id);
-    }
-    this.events$.complete();
-    this.requests$.complete();
+  private request(req: RequestFrame): void {
+    this.requests$.next(req);
+    const handler = this.handlers.get(req.method);
+    if (!handler) return;
+    Promise.resolve()
+      .then(() => handler(req.params))
+      .then(
+        (result) => this.s.post({ id: req.id, result }),
+        (err: Error) => this.s.post({ id: req.id, error: { code: 'APPLICATION_ERROR', message: err.message } }),
+      );
   }
 }
