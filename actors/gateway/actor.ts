@@ -73,10 +73,10 @@ export default defineActor<GatewayProtocol, null, GatewayArgs, Live>({
       try {
         const info = await server.request({ type: 'info' }, { timeoutMs: 2000 });
         if (info.tags[a.tag] !== ctx.id) await server.request({ type: 'attach', tag: a.tag, gateway: ctx.id }, { timeoutMs: 2000 });
-        if (!status.attached) log.info({ ns: 'gateway', tag: a.tag }, 'attached to the SIP server');
+        if (!status.attached) log.info({ tag: a.tag }, 'attached to the SIP server');
         status.attached = true;
       } catch (err) {
-        if (status.attached) log.warn({ ns: 'gateway', tag: a.tag, err: (err as Error).message }, 'not attached to the SIP server');
+        if (status.attached) log.warn({ tag: a.tag, err: (err as Error).message }, 'not attached to the SIP server');
         status.attached = false;
       }
     };
@@ -141,14 +141,14 @@ export default defineActor<GatewayProtocol, null, GatewayArgs, Live>({
         ),
       );
     const { socket, port } = await listen(app, a.host, a.port);
-    log.info({ ns: 'gateway', host: a.host, port, tag: a.tag, auth: a.token ? 'bearer' : 'none (loopback)', media: media ? a.mediaBackends : 'none' }, 'gateway listening (HTTP and /control)');
+    log.info({ host: a.host, port, tag: a.tag, auth: a.token ? 'bearer' : 'none (loopback)', media: media ? a.mediaBackends : 'none' }, 'gateway listening (HTTP and /control)');
     return { app, socket, port, routes, control, calls, media, status };
   },
   close: async ({ app, socket, control }, ctx) => {
     closeApp(app, socket);
     control.closeAll();
     await ctx.ref<SipServerProtocol>(ctx.args.sipserver).request({ type: 'detach', tag: ctx.args.tag }, { timeoutMs: 1000 }).catch(() => undefined);
-    ctx.log.info({ ns: 'gateway' }, 'gateway stopped');
+    ctx.log.info('gateway stopped');
   },
   handlers: {
     'sip.request': (msg, _ctx, { calls }) => calls.onEvent(msg),

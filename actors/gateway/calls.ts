@@ -126,7 +126,7 @@ export class Calls {
       case 'sip.cancelled': {
         const call = this.calls.get(ev.callId);
         if (!call || call.key !== ev.key || call.state !== 'offered') return;
-        this.o.log.info({ ns: 'gateway', callId: ev.callId, reason: ev.reason }, 'inbound call cancelled before the answer');
+        this.o.log.info({ callId: ev.callId, reason: ev.reason }, 'inbound call cancelled before the answer');
         this.end(call, ev.reason === 'cancel' ? 'cancelled' : 'timeout');
         this.o.owners.emit(call.owner, 'sip.cancelled', { callId: call.callId, reason: ev.reason });
         return;
@@ -141,7 +141,7 @@ export class Calls {
         const call = this.byDialog.get(ev.dialog);
         if (!call) return;
         const by = ev.reason === 'no-ack' ? 'local' : call.byeBy ?? 'remote';
-        this.o.log.info({ ns: 'gateway', callId: call.callId, reason: ev.reason, by }, 'call ended');
+        this.o.log.info({ callId: call.callId, reason: ev.reason, by }, 'call ended');
         this.end(call, null);
         this.o.owners.emit(call.owner, 'sip.ended', { callId: call.callId, reason: ev.reason, by });
         return;
@@ -159,13 +159,13 @@ export class Calls {
     if (!this.o.accepting()) return this.respond(key, 503, 'Service Unavailable', [{ name: 'Retry-After', value: '1' }]);
     if (!hit || !this.o.owners.alive(hit.owner)) {
       callsTotal.inc({ direction: 'inbound', outcome: 'no-owner' });
-      this.o.log.info({ ns: 'gateway', callId, user }, 'INVITE for a route no connection holds any more: 480');
+      this.o.log.info({ callId, user }, 'INVITE for a route no connection holds any more: 480');
       return this.respond(key, 480, 'Temporarily Unavailable');
     }
     if (this.calls.has(callId)) return this.respond(key, 482, 'Loop Detected');
     const call: Call = { callId, direction: 'inbound', owner: hit.owner, state: 'offered', startedAt: performance.now(), key };
     this.add(call);
-    this.o.log.info({ ns: 'gateway', callId, user, owner: hit.owner }, 'inbound call offered');
+    this.o.log.info({ callId, user, owner: hit.owner }, 'inbound call offered');
     const params = {
       callId,
       from: headerValue(msg, 'From') ?? '',
@@ -194,7 +194,7 @@ export class Calls {
     setupSeconds.observe({ direction: 'inbound' }, (performance.now() - call.startedAt) / 1000);
     callsTotal.inc({ direction: 'inbound', outcome: 'answered' });
     this.o.server.request({ type: 'respond', key: call.key!, status: 200, body: a.sdp, contentType: SDP }).catch((err: unknown) => {
-      this.o.log.info({ ns: 'gateway', callId: call.callId, err: (err as Error).message }, 'the 200 could not be sent (cancelled meanwhile)');
+      this.o.log.info({ callId: call.callId, err: (err as Error).message }, 'the 200 could not be sent (cancelled meanwhile)');
       this.end(call, null);
     });
   }
@@ -209,7 +209,7 @@ export class Calls {
 
   /** Answer an offered INVITE finally without a dialog, and forget the call. */
   private finishOffer(call: Call, status: number, reason: string | undefined, outcome: string): void {
-    this.o.log.info({ ns: 'gateway', callId: call.callId, status }, 'inbound call not answered');
+    this.o.log.info({ callId: call.callId, status }, 'inbound call not answered');
     setupSeconds.observe({ direction: 'inbound' }, (performance.now() - call.startedAt) / 1000);
     this.end(call, outcome);
     this.respond(call.key!, status, reason);
@@ -248,7 +248,7 @@ export class Calls {
     const body = sdp !== undefined ? { body: sdp, contentType: SDP } : {};
     this.o.server.request({ type: 'respond', key, status, ...(reason ? { reason } : {}), ...(headers.length ? { headers } : {}), ...body }).catch((err: unknown) => {
       // NO_TRANSACTION: the INVITE was cancelled or timed out meanwhile; nothing to answer.
-      if (refusalOf<SipServerProtocol>(err) !== 'NO_TRANSACTION') this.o.log.warn({ ns: 'gateway', err: (err as Error).message, status }, 'SIP answer refused');
+      if (refusalOf<SipServerProtocol>(err) !== 'NO_TRANSACTION') this.o.log.warn({ err: (err as Error).message, status }, 'SIP answer refused');
     });
   }
 
@@ -260,7 +260,7 @@ export class Calls {
     if (this.calls.has(callId)) throw new CommandError('INVALID_PARAMS', `callId ${callId} is already in use`);
     const call: Call = { callId, direction: 'outbound', owner, state: 'calling', startedAt: performance.now() };
     this.add(call);
-    this.o.log.info({ ns: 'gateway', callId, owner }, 'outbound call');
+    this.o.log.info({ callId, owner }, 'outbound call');
     const headers = Object.entries(p.headers ?? {}).map(([name, value]) => ({ name, value }));
     let reply;
     try {

@@ -63,7 +63,7 @@ async function lookup({ s, r, query }: Call): Promise<void> {
   const decision = decideRoute(q, s.routes, s.tag, s.accepting());
   if (decision.kind === 'route') {
     routeLookupsTotal.inc({ outcome: 'route' });
-    s.log.debug({ ns: 'gateway', uriUser: q.uriUser, owner: decision.owner }, 'route lookup: ours');
+    s.log.debug({ uriUser: q.uriUser, owner: decision.owner }, 'route lookup: ours');
     return send(r, 200, JSON.stringify(decision.body));
   }
   if (!s.fallbackUrl) {
@@ -80,7 +80,7 @@ async function lookup({ s, r, query }: Call): Promise<void> {
     send(r, 200, text);
   } catch (err) {
     routeLookupsTotal.inc({ outcome: 'fallback-failed' });
-    s.log.warn({ ns: 'gateway', fallback: url.origin + url.pathname, err: (err as Error).message }, 'fallback route handler failed: 502');
+    s.log.warn({ fallback: url.origin + url.pathname, err: (err as Error).message }, 'fallback route handler failed: 502');
     send(r, 200, JSON.stringify(fallbackFailed(`the fallback route handler failed: ${(err as Error).message}`)));
   }
 }
@@ -102,6 +102,6 @@ export function handleHttp(s: HttpState, res: HttpResponse, req: HttpRequest): v
 }
 
 function fail(s: HttpState, r: Reply, err: unknown): void {
-  s.log.error({ ns: 'gateway', err }, 'HTTP handler failed');
+  s.log.error({ err }, 'HTTP handler failed');
   send(r, 500, errorBody('INTERNAL', (err as Error).message));
 }
