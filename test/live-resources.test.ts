@@ -99,3 +99,15 @@ test("persist 'after-handler': a change is saved without a checkpoint call, a re
   await restarted;
   t.is(await h.request({ type: 'count' }), 7, 'both changes survived the crash: they were checkpointed before the replies');
 });
+
+test("persist 'after-handler': the reply is the value the handler returned, not what its objects became during the checkpoint", async (t) => {
+  const log = join(tempDir(t), 'log');
+  const system = await startTestSystem(t);
+  await system.start(holder('v', { log }));
+  const h = system.ref<HolderProtocol>('v');
+  t.is(await h.request({ type: 'bump', by: 3 }), 3);
+  // The handler returns the live state object and changes it on the next turn of the event
+  // loop, while the runtime awaits the checkpoint that must go before the reply.
+  t.deepEqual(await h.request({ type: 'viewThenBump', by: 100 }), { count: 3 });
+  t.is(await h.request({ type: 'count' }), 103, 'the change after the reply happened');
+});

@@ -196,9 +196,13 @@ export class Host {
     if (env.k === 'req') inst.inflight.set(env.rid, reply);
     const end = km.handler.startTimer();
     try {
-      const result: unknown = await inst.run(() => handler(env.body, inst.ctx, inst.live));
+      const returned: unknown = await inst.run(() => handler(env.body, inst.ctx, inst.live));
       end();
       if (inst.ended) return;
+      // The reply is what the handler returned when it returned: a checkpoint awaited before the
+      // reply goes out lets other work run, which may change objects the reply refers to (a
+      // progress view holding the live run record read a count newer than its percent).
+      const result = inst.holdsReplies && !isTransferring(returned) ? structuredClone(returned) : returned;
       await inst.persistAfterHandler();
       if (inst.ended) return;
       km.ok.inc();

@@ -104,6 +104,11 @@ export class ActorInstance {
   }
 
   /** Save ctx.state if the definition asks the runtime to after each handler. */
+  /** Replies wait for a checkpoint after the handler (persist 'after-handler'). */
+  get holdsReplies(): boolean {
+    return this.def.persist === 'after-handler';
+  }
+
   async persistAfterHandler(): Promise<void> {
     if (this.def.persist === 'after-handler' && !this.ended) await this.ctx.checkpoint();
   }

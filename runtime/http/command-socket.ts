@@ -54,10 +54,19 @@ export class CommandSocket {
     names.set(ws, name);
     return new Promise((resolve, reject) => {
       ws.once('open', () => resolve(ws));
-      ws.once('unexpected-response', (_req, res) => {
+      ws.once('unexpected-response', (req, res) => {
+        // With a listener here, ws leaves the request to us: once the refusal's body is read,
+        // close its socket, or the HTTP agent keeps it open (one socket per refused retry).
         let body = '';
+        const socket = res.socket; // released from the response once it ends: keep it
+        const refused = () => {
+          req.destroy();
+          socket?.destroy();
+          reject(Object.assign(new Error(`the ${name} refused the connection: HTTP ${res.statusCode}${body ? ` ${body}` : ''}`), { status: res.statusCode, body }));
+        };
         res.on('data', (d: Buffer) => (body += d.toString()));
-        res.on('end', () => reject(Object.assign(new Error(`the ${name} refused the connection: HTTP ${res.statusCode}${body ? ` ${body}` : ''}`), { status: res.statusCode, body })));
+        res.once('end', refused);
+        res.once('error', refused);
       });
       ws.once('error', reject);
     });

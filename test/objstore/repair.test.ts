@@ -136,7 +136,9 @@ test.serial('a parity chunk rewritten with a valid CRC, found by a full verify, 
   const found = await fullVerify(store.url);
   t.is(found.errors.parityMismatch, 1, JSON.stringify(found.errors));
 
-  await waitFor('the parity fault to be repaired', async () => (await faultsOf(store.url, info.object.id)).length === 0, 20_000, 100);
+  // The fault record goes when the rebuilt slice is in place; the counter a moment later (after
+  // the relocation returns): wait for both.
+  await waitFor('the parity fault to be repaired and counted', async () => (await faultsOf(store.url, info.object.id)).length === 0 && (await repairStats(store.url)).repaired > before.repaired, 20_000, 100);
   const after = await repairStats(store.url);
   t.true(after.repaired > before.repaired, 'the repair worker repaired it');
   await settled(store.url);

@@ -23,13 +23,15 @@ test('at most maxInflight operations run at once; the rest wait in order', async
 });
 
 test('an operation that outlives the timeout fails with IoTimeout but keeps its slot until it ends', async (t) => {
-  const q = new IoQueue(1, 50);
+  const q = new IoQueue(1, 100);
   let lateResult: unknown = 'not called';
-  const slow = q.run('read', () => later(300, 'done'), (r) => (lateResult = r));
+  let slowDone!: Promise<unknown>;
+  const slow = q.run('read', () => (slowDone = later(1500, 'done')), (r) => (lateResult = r));
   const started = Date.now();
   const err = await t.throwsAsync(slow, { instanceOf: IoTimeout });
-  t.regex(err!.message, /read: no answer from the disk within 50 ms/);
-  t.true(Date.now() - started < 200);
+  t.regex(err!.message, /read: no answer from the disk within 100 ms/);
+  // Far sooner than the operation's end (1500 ms), with room for a loaded machine.
+  t.true(Date.now() - started < 1000, `timed out after ${Date.now() - started} ms`);
   t.is(q.inflight, 1, 'the stuck syscall still holds its slot');
 
   // Queued behind it: times out while waiting, and never runs.
@@ -38,7 +40,7 @@ test('an operation that outlives the timeout fails with IoTimeout but keeps its 
   t.false(ran);
   t.is(q.queued, 0);
 
-  await later(300, null);
+  await slowDone;
   t.is(lateResult, 'done', 'late() got the result of the operation that ended after its timeout');
   t.is(q.inflight, 0);
   t.is(await q.run('next', async () => 7), 7);
@@ -141,18 +143,19 @@ test('low operations never run more than maxLowInflight at once, nor all operati
 });
 
 test('a low operation waiting longer than timeoutMs behind normal ones does not time out; normal ones keep their timeout, waiting included', async (t) => {
-  const q = new IoQueue(1, 300);
+  const q = new IoQueue(1, 1000);
   const log: string[] = [];
-  // Five normal operations of 100 ms one after the other, each submitted halfway through the one
-  // before (so each waits ~50 ms: well within its 300 ms): the low one waits ~500 ms behind them.
+  // Five normal operations of 400 ms one after the other, each submitted halfway through the one
+  // before (so each waits ~200 ms: well within its 1000 ms, with room for a loaded machine): the
+  // low one waits ~2000 ms behind them, twice its timeout.
   const normals: Array<Promise<string>> = [];
   const submit = (i: number) => {
     normals.push(
       q.run(`n${i}`, async () => {
         log.push(`n${i}`);
-        await later(50, null);
+        await later(200, null);
         if (i < 4) submit(i + 1);
-        await later(50, null);
+        await later(200, null);
         return `n${i}`;
       }),
     );
@@ -168,11 +171,11 @@ test('a low operation waiting longer than timeoutMs behind normal ones does not 
 
   t.is(await low, 'l');
   const waited = Date.now() - t0;
-  t.true(waited > 400, `the low operation waited ${waited} ms`);
+  t.true(waited > 1000, `the low operation waited ${waited} ms`);
   t.deepEqual(await Promise.all(normals), ['n0', 'n1', 'n2', 'n3', 'n4']);
   t.deepEqual(log, ['n0', 'n1', 'n2', 'n3', 'n4', 'l']);
-  t.true(q.stats().low.waitMsMax > 400);
-  t.true(q.stats().normal.waitMsMax < 300);
+  t.true(q.stats().low.waitMsMax > 1000, `low waited at most ${q.stats().low.waitMsMax} ms`);
+  t.true(q.stats().normal.waitMsMax < 1000, `normal waited at most ${q.stats().normal.waitMsMax} ms`);
 });
 
 test('a low operation that runs too long times out timeoutMs after it started, not after it was submitted', async (t) => {
