@@ -2,7 +2,7 @@
 import { int, str, type Values } from '../../runtime/config/settings.js';
 import { defineService } from '../../runtime/service.js';
 import { DEFAULT_MONITOR_TIMEOUT_SECS, MONITOR_TIMEOUT_MAX, MONITOR_TIMEOUT_MIN } from '../../protocols/deploy/targets.js';
-import { isLoopback } from '../media-bridge/auth.js';
+import { isLoopback } from '../../runtime/http/bearer.js';
 import { DEPLOYER_ID, type DeployerArgs } from './messages.js';
 import { decodeJobKey } from './keys.js';
 import { deployerCommand } from './cli.js';

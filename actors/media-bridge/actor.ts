@@ -12,7 +12,7 @@ import { isWebRtcSdp } from '../../protocols/media/sdp/index.js';
 import { sessionActorId, type CommandOutcome, type SessionCommand, type SessionArgs, type SessionProtocol } from '../media-session/messages.js';
 import type { Results } from '../../protocols/media/results.js';
 import type { BridgeArgs, BridgeProtocol, SessionEvent, SessionEventData } from './messages.js';
-import { authorize } from './auth.js';
+import { authorize } from '../../runtime/http/bearer.js';
 import { commandsTotal, sessionsGauge } from './metrics.js';
 import { AudioPlane, audioToken, type AudioUserData } from './audio.js';
 import type { WebSocket } from '@trufflesuite/uws-js-unofficial';

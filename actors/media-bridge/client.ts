@@ -9,11 +9,11 @@
  *
  * Failed commands reject with a MediaBridgeError carrying the protocol's error code.
  */
-import WebSocket from 'ws';
-import { Subject, filter, firstValueFrom, map, timeout } from 'rxjs';
+import { CommandSocket } from '../../runtime/http/command-socket.js';
 import type { ParamsFor, Method } from '../../protocols/media/commands.js';
 import type { ErrorCode, EventMessage } from '../../protocols/media/envelope.js';
 import type { Events, Results } from '../../protocols/media/results.js';
+import type { Observable } from 'rxjs';
 
 export class MediaBridgeError extends Error {
   constructor(readonly code: ErrorCode, message: string, readonly method: string) {
@@ -32,113 +32,45 @@ export interface ConnectOptions {
 }
 
 export class MediaBridgeClient {
-  private nextId = 1;
-  private pending = new Map<string, { resolve: (v: Record<string, unknown>) => void; reject: (e: Error) => void; method: string; timer: NodeJS.Timeout }>();
-  /** Every event pushed to this connection. */
-  readonly events$ = new Subject<EventMessage>();
-  private closed = false;
+  private constructor(private readonly s: CommandSocket) {}
 
-  private constructor(private readonly ws: WebSocket, private readonly timeoutMs: number) {
-    ws.on('message', (raw) => this.onMessage(raw.toString()));
-    ws.on('close', () => this.fail(new Error('the bridge connection closed')));
-    ws.on('error', (err) => this.fail(err));
+  /** Every event pushed to this connection. */
+  get events$(): Observable<EventMessage> {
+    return this.s.events$;
   }
 
-  static connect(url: string, o: ConnectOptions = {}): Promise<MediaBridgeClient> {
-    const headers = o.token ? { Authorization: `Bearer ${o.token}` } : undefined;
-    const ws = new WebSocket(url, { headers });
-    return new Promise((resolve, reject) => {
-      ws.once('open', () => resolve(new MediaBridgeClient(ws, o.timeoutMs ?? 15_000)));
-      ws.once('unexpected-response', (req, res) => {
-        // With a listener here, ws leaves the request to us: close its socket, or it stays open
-        // (kept by the HTTP agent once the refusal's body has been read).
-        req.destroy();
-        res.socket?.destroy();
-        reject(new Error(`the bridge refused the connection: HTTP ${res.statusCode}`));
-      });
-      ws.once('error', reject);
-    });
+  static async connect(url: string, o: ConnectOptions = {}): Promise<MediaBridgeClient> {
+    const ws = await CommandSocket.open(url, 'bridge', o.token ? { token: o.token } : {});
+    return new MediaBridgeClient(new CommandSocket(ws, o.timeoutMs ?? 15_000, (code, message, method) => new MediaBridgeError(code as ErrorCode, message, method)));
   }
 
   /** Send a command; resolves with its result, rejects with MediaBridgeError on an error reply. */
   call<M extends Method>(method: M, params: Input<M>): Promise<Results[M]>;
   call(method: string, params?: Record<string, unknown>): Promise<Record<string, unknown>>;
   call(method: string, params: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
-    return this.send({ id: String(this.nextId++), method, params });
+    return this.s.call(method, params);
   }
 
   /** Send any JSON value as a command message (for testing the bridge's validation). */
-  send(message: unknown, method = (message as { method?: string })?.method ?? '?', id = (message as { id?: string })?.id): Promise<Record<string, unknown>> {
-    return this.raw(JSON.stringify(message), method, id ?? null);
+  send(message: unknown, method?: string, id?: string): Promise<Record<string, unknown>> {
+    return this.s.send(message, method, id);
   }
 
   /** Send a raw text frame; `id` is what the reply will carry (null for unparseable input). */
-  raw(text: string, method = '?', id: string | null = null): Promise<Record<string, unknown>> {
-    if (this.closed) return Promise.reject(new Error('the bridge connection is closed'));
-    const key = id ?? `null:${this.nextId++}`;
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.pending.delete(key);
-        reject(new Error(`${method}: no reply within ${this.timeoutMs} ms`));
-      }, this.timeoutMs);
-      this.pending.set(key, { resolve, reject, method, timer });
-      this.ws.send(text);
-    });
+  raw(text: string, method?: string, id?: string | null): Promise<Record<string, unknown>> {
+    return this.s.raw(text, method, id);
   }
 
   on<E extends keyof Events>(event: E, fn: (data: Events[E]) => void): () => void {
-    const sub = this.events$.pipe(filter((e) => e.event === event)).subscribe((e) => fn(e.data as unknown as Events[E]));
-    return () => sub.unsubscribe();
+    return this.s.on(event, fn as (data: Record<string, unknown>) => void);
   }
 
   /** The next event of this kind that satisfies `match`, within `ms`. */
   waitFor<E extends keyof Events>(event: E, match: (data: Events[E]) => boolean = () => true, ms = 10_000): Promise<Events[E]> {
-    return firstValueFrom(
-      this.events$.pipe(
-        filter((e) => e.event === event),
-        map((e) => e.data as unknown as Events[E]),
-        filter(match),
-        timeout({ first: ms, with: () => { throw new Error(`no ${event} event within ${ms} ms`); } }),
-      ),
-    );
+    return this.s.waitFor(event, match as (data: Record<string, unknown>) => boolean, ms) as Promise<Events[E]>;
   }
 
   close(): Promise<void> {
-    if (this.closed) return Promise.resolve();
-    return new Promise((resolve) => {
-      this.ws.once('close', () => resolve());
-      this.ws.close();
-    });
-  }
-
-  private onMessage(text: string): void {
-    let msg: Record<string, unknown>;
-    try {
-      msg = JSON.parse(text);
-    } catch {
-      return;
-    }
-    if (typeof msg.event === 'string') {
-      this.events$.next(msg as unknown as EventMessage);
-      return;
-    }
-    const id = msg.id === null ? [...this.pending.keys()].find((k) => k.startsWith('null:')) : String(msg.id);
-    const p = id !== undefined ? this.pending.get(id) : undefined;
-    if (!p || id === undefined) return;
-    this.pending.delete(id);
-    clearTimeout(p.timer);
-    const err = msg.error as { code: ErrorCode; message: string } | undefined;
-    if (err) p.reject(new MediaBridgeError(err.code, err.message, p.method));
-    else p.resolve(msg.result as Record<string, unknown>);
-  }
-
-  private fail(err: Error): void {
-    this.closed = true;
-    for (const [id, p] of this.pending) {
-      clearTimeout(p.timer);
-      p.reject(err);
-      this.pending.delete(id);
-    }
-    this.events$.complete();
+    return this.s.close();
   }
 }

@@ -9,7 +9,7 @@ import { bool, int, oneOf, str, type Values } from '../../runtime/config/setting
 import { defineService } from '../../runtime/service.js';
 import { PEER_POLICIES } from '../../protocols/media/types.js';
 import { BRIDGE_ID, type BridgeArgs } from '../media-bridge/messages.js';
-import { isLoopback } from '../media-bridge/auth.js';
+import { isLoopback } from '../../runtime/http/bearer.js';
 
 const ipOrEmpty = (v: string) => v === '' || isIP(v) !== 0;
 

@@ -11,7 +11,10 @@
  *   at once gets its 100 Trying before its final response.
  * - A 2xx to INVITE is retransmitted by the core itself (§13.3.1.4 schedule of
  *   protocols/sip) to where the INVITE came from; at 64·T1 without ACK the dialog is dropped
- *   and the gateway told `sip.dialogEnded {reason: 'no-ack'}` (the BYE is the gateway's).
+ *   the core sends a BYE itself (§13.3.1.4: the session SHOULD be terminated with a BYE) and the
+ *   gateway is told `sip.dialogEnded {reason: 'no-ack'}` once that BYE is over.
+ * - An outbound INVITE given credentials answers one 401/407 with digest (`authorizeRequest`:
+ *   same Call-ID and From tag, CSeq + 1, a new branch); a second challenge is the final answer.
  * - An in-dialog request whose gateway has detached: BYE is answered 200 (the dialog ends),
  *   anything else 481.
  */
@@ -42,6 +45,15 @@ const NON_INVITE_ANSWER_MS = 32_000;
 const MIN_TICK_MS = 10;
 
 export type Cast = (gateway: string, event: SipServerEvent) => void;
+
+function isCallId(text: string): boolean {
+  try {
+    sip.parseCallId(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 export class SipCore {
   readonly table = new sip.TransactionTable();
@@ -445,6 +457,7 @@ export class SipCore {
     const c = this.clients.get(key);
     if (!c) return this.retransmitted2xx(res);
     if (res.status < 200) {
+      if (c.outbound && res.status > 100) this.cast(c.outbound.gateway, { type: 'sip.progress', id: c.outbound.id, callId: res.callId, status: res.status, reason: res.reason });
       if (c.outbound && !c.outbound.provisional) {
         c.outbound.provisional = true;
         if (c.outbound.cancelAsked) this.sendCancel(c);
@@ -452,6 +465,7 @@ export class SipCore {
       return;
     }
     this.clients.delete(key);
+    if (c.outbound && this.retryWithDigest(c, res)) return;
     if (c.outbound) {
       this.outbound.delete(c.outbound.id);
       if (res.status < 300) {
@@ -482,7 +496,7 @@ export class SipCore {
     if (ack) this.sendTo(ack.bytes, ack.dest);
   }
 
-  invite(m: { id: string; requestUri: string; gateway: string; from?: string; to?: string; headers?: SipHeader[]; body?: string; contentType?: string }): Promise<SipResponse & { dialogKey?: string }> {
+  invite(m: { id: string; requestUri: string; gateway: string; from?: string; to?: string; headers?: SipHeader[]; body?: string; contentType?: string; auth?: { username: string; password: string }; callId?: string }): Promise<SipResponse & { dialogKey?: string }> {
     if (this.outbound.has(m.id)) throw new CoreError('INVALID', `an INVITE with id ${JSON.stringify(m.id)} is in progress`);
     let uri: sip.Uri;
     let from: sip.NameAddr;
@@ -495,6 +509,7 @@ export class SipCore {
       throw new CoreError('INVALID', (err as Error).message);
     }
     if (!sip.isSipUri(uri)) throw new CoreError('INVALID', `requestUri ${JSON.stringify(m.requestUri)} is not a SIP URI`);
+    if (m.callId !== undefined && (m.callId.trim() !== m.callId || m.callId.length > 256 || !isCallId(m.callId))) throw new CoreError('INVALID', `callId ${JSON.stringify(m.callId)} is not a Call-ID (word ["@" word], RFC 3261 §25.1)`);
     const headers = checkHeaders(m.headers ?? []);
     const contentType = m.contentType !== undefined ? parseContentType(m.contentType) : undefined;
     const body = m.body !== undefined ? Buffer.from(m.body, 'latin1') : undefined;
@@ -505,7 +520,7 @@ export class SipCore {
       uri,
       from: sip.withTag(from, sip.newTag(randomBytes(8))),
       to,
-      callId: sip.newCallId(randomBytes(12), this.a.advertisedAddress),
+      callId: m.callId ?? sip.newCallId(randomBytes(12), this.a.advertisedAddress),
       cseq: 1,
       via: this.via(protocol),
       contact: [this.contact(protocol)],
@@ -515,11 +530,32 @@ export class SipCore {
     });
     return new Promise((resolve, reject) => {
       const { key, actions } = this.table.request(req, protocol === 'tcp', this.now());
-      this.clients.set(key, { dest, request: req, outbound: { id: m.id, gateway: m.gateway, provisional: false, cancelAsked: false }, resolve, reject });
+      this.clients.set(key, { dest, request: req, outbound: { id: m.id, gateway: m.gateway, provisional: false, cancelAsked: false, ...(m.auth ? { auth: m.auth } : {}), authTried: false }, resolve, reject });
       this.outbound.set(m.id, key);
       this.run(actions);
       this.arm();
     });
+  }
+
+  /**
+   * A 401/407 to an outbound INVITE that has credentials and has not used them yet: send it
+   * again authorized, under the same id (the caller's promise resolves with the new answer).
+   * Not when a CANCEL was asked: the call is being abandoned.
+   */
+  private retryWithDigest(c: ClientTx, res: SipResponse): boolean {
+    const o = c.outbound!;
+    if ((res.status !== 401 && res.status !== 407) || !o.auth || o.authTried || o.cancelAsked) return false;
+    const protocol = c.dest.protocol;
+    const req = sip.authorizeRequest(c.request, res, o.auth, { cnonce: randomBytes(8).toString('hex'), branch: sip.newBranch(randomBytes(10)) });
+    if (!req) return false;
+    o.authTried = true;
+    o.provisional = false;
+    const { key, actions } = this.table.request(req, protocol === 'tcp', this.now());
+    this.clients.set(key, { ...c, request: req });
+    this.outbound.set(o.id, key);
+    this.log.info({ callId: req.callId, status: res.status }, 'outbound INVITE challenged: retrying with digest credentials');
+    this.run(actions);
+    return true;
   }
 
   cancel(id: string): boolean {
@@ -543,6 +579,7 @@ export class SipCore {
   private endDialog(dk: string, reason: 'bye' | 'no-ack'): void {
     const entry = this.dialogs.get(dk);
     if (!entry) return;
+    if (entry.noAck) reason = 'no-ack';
     this.dialogs.delete(dk);
     this.acks.delete(dk);
     if (entry.gateway) this.cast(entry.gateway, { type: 'sip.dialogEnded', dialog: dk, callId: entry.dialog.id.callId, reason });
@@ -604,8 +641,10 @@ export class SipCore {
         e.twoXx.schedule = r.schedule;
         this.sendTo(e.twoXx.bytes, e.source.protocol === 'udp' ? this.udpTarget(e) : e.source);
       } else {
-        this.log.warn({ callId: e.dialog.id.callId }, '2xx never acknowledged: dialog dropped');
-        this.endDialog(dk, 'no-ack');
+        this.log.warn({ callId: e.dialog.id.callId }, '2xx never acknowledged: sending BYE');
+        e.twoXx = undefined;
+        e.noAck = true;
+        this.request({ dialog: dk, method: 'BYE' }).catch(() => undefined).finally(() => this.endDialog(dk, 'no-ack'));
       }
     }
     const next = this.nextDeadline();

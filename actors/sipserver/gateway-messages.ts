@@ -27,7 +27,9 @@ export type SipServerEvent =
   | { type: 'sip.cancelled'; key: string; callId: string; reason: 'cancel' | 'timeout' }
   /** A dialog created by our 2xx (`respond` to INVITE); `dialog` is its key in later messages. */
   | { type: 'sip.dialog'; key: string; dialog: string; callId: string }
-  /** A dialog ended: BYE answered 2xx (either way), or our 2xx was never ACKed (64·T1). */
+  /** A provisional response (101-199) to the outbound INVITE `id` (from an `invite` message). */
+  | { type: 'sip.progress'; id: string; callId: string; status: number; reason: string }
+  /** A dialog ended: BYE answered 2xx (either way), or our 2xx was never ACKed (64·T1: the server sent a BYE). */
   | { type: 'sip.dialogEnded'; dialog: string; callId: string; reason: 'bye' | 'no-ack' };
 
 export type SipServerEventType = SipServerEvent['type'];

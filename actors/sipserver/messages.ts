@@ -34,9 +34,11 @@ export type SipServerMsg =
    * A new outbound INVITE to `requestUri` (`sip:user@host:port;transport=tcp`), under the
    * caller's `id` (for `cancel`). The reply is the final response; on a 2xx the server has
    * made the dialog (its key in `dialog`, in-dialog requests of the far end go to `gateway`)
-   * and sent the ACK. Provisional responses are not reported.
+   * and sent the ACK. Provisional responses are cast to `gateway` as `sip.progress`. With
+   * `auth`, one 401/407 is answered with digest credentials (same id; the reply is the answer
+   * to the authorized INVITE). `callId` chooses the Call-ID (default: a new random one).
    */
-  | { type: 'invite'; id: string; requestUri: string; gateway: string; from?: string; to?: string; headers?: SipHeader[]; body?: string; contentType?: string }
+  | { type: 'invite'; id: string; requestUri: string; gateway: string; from?: string; to?: string; headers?: SipHeader[]; body?: string; contentType?: string; auth?: { username: string; password: string }; callId?: string }
   /** CANCEL the outbound INVITE `id` (sent once a provisional response is in, §9.1); its reply becomes 487. */
   | { type: 'cancel'; id: string }
   /** Accept new work or not: false makes OPTIONS and new INVITEs answer 503 + Retry-After (drain). */

@@ -26,6 +26,8 @@ export interface DialogEntry {
   source: SipSource;
   /** 2xx to (re-)INVITE awaiting its ACK. */
   twoXx?: { schedule: sip.TwoXxSchedule; bytes: Buffer };
+  /** Our 2xx was never ACKed: the BYE the core sent ends it (reported as `no-ack`). */
+  noAck?: boolean;
 }
 
 export interface ClientTx {
@@ -34,7 +36,7 @@ export interface ClientTx {
   /** The dialog of an in-dialog request; undefined for an outbound INVITE. */
   dialog?: string;
   /** Outbound INVITE: the caller's id, the gateway of the dialog, a CANCEL asked before any 1xx. */
-  outbound?: { id: string; gateway: string; provisional: boolean; cancelAsked: boolean };
+  outbound?: { id: string; gateway: string; provisional: boolean; cancelAsked: boolean; auth?: { username: string; password: string }; authTried: boolean };
   resolve(res: SipResponse): void;
   reject(err: CoreError): void;
 }

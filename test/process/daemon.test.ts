@@ -54,12 +54,6 @@ test.serial('a bad setting stops start-up with a message naming it', (t) => {
   }
 });
 
-test.serial('a service that is known but not built is refused clearly', (t) => {
-  const r = runCli(['daemon', '--state-dir', stateDir(t), '--metrics-port', '0', '--services', 'gateway']);
-  t.is(r.status, 2);
-  t.regex(r.stderr, /--services .*gateway is not built/);
-});
-
 test.serial('a metrics port in use stops start-up, naming the setting', async (t) => {
   const blocker = createServer();
   await new Promise<void>((r) => blocker.listen(0, '0.0.0.0', r));

@@ -1,9 +1,10 @@
 /**
- * Who may use the command channel. The spec leaves authentication open and says the bridge is
- * a backend that application clients must not reach; so by default it listens on loopback
- * only, with no token. Bound to any other address it requires a bearer token (the daemon
- * refuses to start without one), given as `Authorization: Bearer <token>` or, for clients
- * that cannot set headers on a WebSocket (browsers), `?token=<token>`.
+ * The bearer rule of the daemon's WebSocket and HTTP fronts (media bridge command channel,
+ * gateway control channel and its protected routes), in one place: a front listens on
+ * loopback only with no token by default; bound to any other address it requires a bearer
+ * token (the daemon refuses to start without one), given as `Authorization: Bearer <token>`
+ * or, for clients that cannot set headers on a WebSocket (browsers), `?token=<token>`. The
+ * comparison is constant-time.
  */
 import { timingSafeEqual } from 'node:crypto';
 

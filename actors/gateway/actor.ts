@@ -1,0 +1,169 @@
+/**
+ * The session gateway actor: HTTP + the /control WebSocket on one port (3001 by default), the
+ * application routes, the calls (calls.ts) and the media link (media-link.ts). It attaches to
+ * the SIP server by its tag and checks the attachment every second (a restarted SIP server has
+ * forgotten it): `attached` is what /healthz and /readyz report. `accepting` is the switch the
+ * drain (part 2) turns off; while it is off no new call, route or standalone media session is
+ * taken. No plain state: calls and connections do not survive a restart (the spec: calls are
+ * not recovered after a crash).
+ */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { defineActor } from '../../runtime/index.js';
+import { closeApp, listen, loadUws, type TemplatedApp, type us_listen_socket } from '../../runtime/http/uws.js';
+import { authorize, isLoopback } from '../../runtime/http/bearer.js';
+import { originAllowed } from '../../protocols/objstore/origin.js';
+import { errorBody } from '../../protocols/objstore/errors.js';
+import { RouteTable } from '../../protocols/gateway/routes.js';
+import type { SipServerProtocol } from '../sipserver/messages.js';
+import { Calls } from './calls.js';
+import { Control, type ControlConn } from './control.js';
+import { handleHttp } from './http.js';
+import type { MediaLink, MediaLinkFactory } from './media-link.js';
+import type { GatewayArgs, GatewayProtocol } from './messages.js';
+import type { WebSocket } from '@trufflesuite/uws-js-unofficial';
+
+/** How often the attachment to the SIP server is checked (and renewed). */
+const ATTACH_CHECK_MS = 1000;
+
+interface Live {
+  app: TemplatedApp;
+  socket: us_listen_socket;
+  port: number;
+  routes: RouteTable;
+  control: Control;
+  calls: Calls;
+  media: MediaLink | null;
+  /** Attached to the SIP server under our tag, as of the last check. */
+  status: { attached: boolean; accepting: boolean };
+}
+
+async function loadMediaLink(a: GatewayArgs, ctx: { log: import('pino').Logger }, control: () => Control): Promise<MediaLink | null> {
+  if (!a.mediaLinkModule) return null;
+  if (a.mediaLinkModule.startsWith('file:') && !existsSync(fileURLToPath(a.mediaLinkModule))) {
+    ctx.log.warn({ ns: 'media', module: a.mediaLinkModule }, 'no media link in this build: media commands answer NOT_IMPLEMENTED');
+    return null;
+  }
+  const mod = (await import(a.mediaLinkModule)) as { createMediaLink: MediaLinkFactory };
+  return mod.createMediaLink({
+    backends: a.mediaBackends,
+    ...(a.mediaToken ? { token: a.mediaToken } : {}),
+    log: ctx.log.child({ ns: 'media' }),
+    events: { event: (owner, name, data) => control().emit(owner, name, data as Record<string, unknown>) },
+  });
+}
+
+export default defineActor<GatewayProtocol, null, GatewayArgs, Live>({
+  kind: 'gateway',
+  init: () => null,
+  async open(ctx) {
+    const a = ctx.args;
+    const log = ctx.log;
+    const server = ctx.ref<SipServerProtocol>(a.sipserver);
+    const status = { attached: false, accepting: true };
+    const routes = new RouteTable();
+    let calls!: Calls;
+    let media: MediaLink | null = null;
+    const control = new Control({ routes, calls: () => calls, media: () => media, log, accepting: () => status.accepting });
+    calls = new Calls({ server, self: ctx.id, routes, owners: control, log, answerTimeoutMs: a.answerTimeoutMs, accepting: () => status.accepting });
+    media = await loadMediaLink(a, ctx, () => control);
+    ctx.onCleanup(() => media?.close());
+
+    const check = async () => {
+      try {
+        const info = await server.request({ type: 'info' }, { timeoutMs: 2000 });
+        if (info.tags[a.tag] !== ctx.id) await server.request({ type: 'attach', tag: a.tag, gateway: ctx.id }, { timeoutMs: 2000 });
+        if (!status.attached) log.info({ tag: a.tag }, 'attached to the SIP server');
+        status.attached = true;
+      } catch (err) {
+        if (status.attached) log.warn({ tag: a.tag, err: (err as Error).message }, 'not attached to the SIP server');
+        status.attached = false;
+      }
+    };
+    await check();
+    ctx.setInterval(() => void check(), ATTACH_CHECK_MS);
+
+    const uws = loadUws();
+    const conns = new Map<WebSocket<unknown>, ControlConn>();
+    const app = uws
+      .App()
+      .ws('/control', {
+        maxPayloadLength: 256 * 1024,
+        idleTimeout: 120,
+        sendPingsAutomatically: true,
+        upgrade: (res, req, context) => {
+          const refuse = (status: string, code: string, message: string, headers: Array<[string, string]> = []) => {
+            res.cork(() => {
+              res.writeStatus(status).writeHeader('Content-Type', 'application/json');
+              for (const [k, v] of headers) res.writeHeader(k, v);
+              res.end(errorBody(code, message));
+            });
+          };
+          const denied = authorize(a.token, req.getHeader('authorization'), req.getQuery('token') ?? '');
+          if (denied) return refuse('401 Unauthorized', 'UNAUTHORIZED', denied, [['WWW-Authenticate', 'Bearer']]);
+          const host = req.getHeader('host');
+          const origin = req.getHeader('origin') || undefined;
+          if (!originAllowed(origin, undefined, a.allowedOrigins)) return refuse('403 Forbidden', 'ORIGIN_NOT_ALLOWED', `origin ${JSON.stringify(origin)} may not open the control channel (GATEWAY_ALLOWED_ORIGINS)`);
+          if (a.token === null && !isLoopback(hostName(host))) return refuse('403 Forbidden', 'HOST_NOT_ALLOWED', `without a token the control channel takes only a loopback Host; got ${JSON.stringify(host)}`);
+          if (!status.accepting) return refuse('503 Service Unavailable', 'SHUTTING_DOWN', 'the gateway is draining: open a connection to its replacement', [['Retry-After', '1']]);
+          res.upgrade({}, req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'), req.getHeader('sec-websocket-extensions'), context);
+        },
+        open: (ws) => {
+          conns.set(ws, control.opened({ send: (text) => void ws.send(text, false) }));
+        },
+        message: (ws, message, isBinary) => {
+          const conn = conns.get(ws);
+          if (!conn) return;
+          if (isBinary) return control.binary(conn);
+          control.message(conn, Buffer.from(message).toString('utf8'));
+        },
+        close: (ws) => {
+          const conn = conns.get(ws);
+          conns.delete(ws);
+          if (conn) control.closed(conn);
+        },
+      })
+      .any('/*', (res, req) =>
+        handleHttp(
+          {
+            log,
+            routes,
+            tag: a.tag,
+            fallbackUrl: a.fallbackUrl,
+            fallbackTimeoutMs: a.fallbackTimeoutMs,
+            attached: () => status.attached,
+            accepting: () => status.accepting,
+            calls: () => calls.size,
+            connections: () => control.size,
+          },
+          res,
+          req,
+        ),
+      );
+    const { socket, port } = await listen(app, a.host, a.port);
+    log.info({ host: a.host, port, tag: a.tag, auth: a.token ? 'bearer' : 'none (loopback)', media: media ? a.mediaBackends : 'none' }, 'gateway listening (HTTP and /control)');
+    return { app, socket, port, routes, control, calls, media, status };
+  },
+  close: async ({ app, socket, control }, ctx) => {
+    closeApp(app, socket);
+    control.closeAll();
+    await ctx.ref<SipServerProtocol>(ctx.args.sipserver).request({ type: 'detach', tag: ctx.args.tag }, { timeoutMs: 1000 }).catch(() => undefined);
+    ctx.log.info('gateway stopped');
+  },
+  handlers: {
+    'sip.request': (msg, _ctx, { calls }) => calls.onEvent(msg),
+    'sip.dialog': (msg, _ctx, { calls }) => calls.onEvent(msg),
+    'sip.ack': (msg, _ctx, { calls }) => calls.onEvent(msg),
+    'sip.cancelled': (msg, _ctx, { calls }) => calls.onEvent(msg),
+    'sip.progress': (msg, _ctx, { calls }) => calls.onEvent(msg),
+    'sip.dialogEnded': (msg, _ctx, { calls }) => calls.onEvent(msg),
+    info: (_msg, ctx, { port, status, calls, control, routes }) => ({ port, tag: ctx.args.tag, attached: status.attached, accepting: status.accepting, calls: calls.size, connections: control.size, routes: routes.size }),
+  },
+});
+
+/** The host name of a Host header (no port; IPv6 brackets removed). */
+function hostName(host: string): string {
+  const m = /^\[([^\]]+)\](:\d+)?$/.exec(host);
+  if (m) return m[1]!;
+  return host.replace(/:\d+$/, '');
+}

@@ -1,0 +1,107 @@
+/**
+ * The gateway's HTTP side on its port (3001): GET /healthz, GET /readyz and the SIP server's
+ * route handler GET /sipserver/route (drachtio's query fields in, `{action, data}` out), as a
+ * route table (runtime/http/router.ts). Unknown paths 404, other methods 405 with Allow, all as
+ * the project's JSON error body. The /control WebSocket upgrade is in actor.ts.
+ *
+ * /sipserver/route is not authenticated: the SIP server (ours, or drachtio) cannot add headers,
+ * and it answers only which tag takes a call. /healthz and /readyz are probes, open too.
+ */
+import type { Logger } from 'pino';
+import { Router, routeFor } from '../../runtime/http/router.js';
+import { reply, type Reply } from '../../runtime/http/reply.js';
+import type { HttpRequest, HttpResponse } from '../../runtime/http/uws.js';
+import { errorBody, statusLine } from '../../protocols/objstore/errors.js';
+import { decideRoute, fallbackFailed, notFound, type RouteTable } from '../../protocols/gateway/routes.js';
+import { routeLookupsTotal } from './metrics.js';
+
+/** What the HTTP side reads of the gateway. */
+export interface HttpState {
+  log: Logger;
+  routes: RouteTable;
+  tag: string;
+  fallbackUrl: string;
+  fallbackTimeoutMs: number;
+  attached(): boolean;
+  accepting(): boolean;
+  calls(): number;
+  connections(): number;
+}
+
+interface Call {
+  s: HttpState;
+  r: Reply;
+  query: URLSearchParams;
+}
+
+function send(r: Reply, status: number, body: string, headers: Array<[string, string]> = []): void {
+  if (r.aborted || r.done) return;
+  r.done = true;
+  r.res.cork(() => {
+    r.res.writeStatus(statusLine(status)).writeHeader('Content-Type', 'application/json').writeHeader('Cache-Control', 'no-store');
+    for (const [k, v] of headers) r.res.writeHeader(k, v);
+    r.res.end(body);
+  });
+}
+
+const route = routeFor<Call, void | Promise<void>>();
+
+const router = new Router<Call, void | Promise<void>>([
+  route('GET', '/healthz', ({ s, r }) => {
+    const attached = s.attached();
+    send(r, attached ? 200 : 503, JSON.stringify({ status: attached ? 'ok' : 'sip-server-detached', sipServer: { attached, tag: s.tag }, calls: s.calls(), controlConnections: s.connections(), accepting: s.accepting() }));
+  }),
+  route('GET', '/readyz', ({ s, r }) => {
+    const ready = s.attached() && s.accepting();
+    send(r, ready ? 200 : 503, JSON.stringify({ ready, sipServer: { attached: s.attached() }, accepting: s.accepting() }));
+  }),
+  route('GET', '/sipserver/route', (call) => lookup(call)),
+]);
+
+async function lookup({ s, r, query }: Call): Promise<void> {
+  const q = Object.fromEntries(query);
+  const decision = decideRoute(q, s.routes, s.tag, s.accepting());
+  if (decision.kind === 'route') {
+    routeLookupsTotal.inc({ outcome: 'route' });
+    s.log.debug({ uriUser: q.uriUser, owner: decision.owner }, 'route lookup: ours');
+    return send(r, 200, JSON.stringify(decision.body));
+  }
+  if (!s.fallbackUrl) {
+    routeLookupsTotal.inc({ outcome: 'not-found' });
+    return send(r, 200, JSON.stringify(notFound(decision.reason)));
+  }
+  const url = new URL(s.fallbackUrl);
+  for (const [k, v] of query) url.searchParams.append(k, v);
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(s.fallbackTimeoutMs) });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`HTTP ${res.status}`);
+    routeLookupsTotal.inc({ outcome: 'fallback' });
+    send(r, 200, text);
+  } catch (err) {
+    routeLookupsTotal.inc({ outcome: 'fallback-failed' });
+    s.log.warn({ fallback: url.origin + url.pathname, err: (err as Error).message }, 'fallback route handler failed: 502');
+    send(r, 200, JSON.stringify(fallbackFailed(`the fallback route handler failed: ${(err as Error).message}`)));
+  }
+}
+
+/** Answer one HTTP request (uWS `any('/*')`). */
+export function handleHttp(s: HttpState, res: HttpResponse, req: HttpRequest): void {
+  const r = reply(res);
+  const method = req.getMethod().toUpperCase();
+  const m = router.match(method, req.getUrl());
+  if (m.kind === 'not-found') return send(r, 404, errorBody('NOT_FOUND', `no route ${method} ${req.getUrl()}`));
+  if (m.kind === 'method-not-allowed') return send(r, 405, errorBody('METHOD_NOT_ALLOWED', `${method} is not allowed on ${m.path}`), [['Allow', m.allow.join(', ')]]);
+  const call: Call = { s, r, query: new URLSearchParams(req.getQuery() ?? '') };
+  try {
+    const done = m.route.handle(call, m.params);
+    if (done) done.catch((err: unknown) => fail(s, r, err));
+  } catch (err) {
+    fail(s, r, err);
+  }
+}
+
+function fail(s: HttpState, r: Reply, err: unknown): void {
+  s.log.error({ err }, 'HTTP handler failed');
+  send(r, 500, errorBody('INTERNAL', (err as Error).message));
+}

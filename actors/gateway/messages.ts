@@ -1,0 +1,53 @@
+/**
+ * What the gateway actor accepts: the SIP server's casts (gateway-messages.ts of the SIP
+ * server: requests routed to our tag, dialogs, ACKs, cancels, provisional responses) and its
+ * own `info` request (tests and the daemon read the bound port and counts there). Also the
+ * gateway's arguments, built from the service settings (service.ts).
+ */
+import type { Protocol } from '../../runtime/index.js';
+import type { SipServerEvent } from '../sipserver/gateway-messages.js';
+
+export const GATEWAY_ID = 'gateway';
+
+export type GatewayMsg = SipServerEvent | { type: 'info' };
+
+export interface GatewayInfo {
+  port: number;
+  tag: string;
+  attached: boolean;
+  accepting: boolean;
+  calls: number;
+  connections: number;
+  routes: number;
+}
+
+export interface GatewayReplies {
+  info: GatewayInfo;
+}
+
+export type GatewayProtocol = Protocol<GatewayMsg, GatewayReplies>;
+
+export interface GatewayArgs {
+  host: string;
+  /** HTTP + control WebSocket port (0: any; `info` tells). */
+  port: number;
+  /** Bearer token of /control (null: none; loopback only). */
+  token: string | null;
+  /** Origins a browser page may open /control from (others with an Origin header are refused). */
+  allowedOrigins: string[];
+  /** SIPSERVER_APP_TAG: the tag this gateway attaches to the SIP server with. */
+  tag: string;
+  /** The SIP server actor's id. */
+  sipserver: string;
+  /** SIPSERVER_ROUTE_FALLBACK_URL: where route lookups that are not ours go ('' = none: 404). */
+  fallbackUrl: string;
+  /** How long a fallback lookup may take before it counts as failed (502). */
+  fallbackTimeoutMs: number;
+  /** The owner has this long to answer sip.invite / sip.reinvite (then 504). */
+  answerTimeoutMs: number;
+  /** Media bridge backends (ws URLs) for the media link, and their token. */
+  mediaBackends: string[];
+  mediaToken: string | null;
+  /** URL of the module exporting `createMediaLink` (actors/gateway/media/link.js); none: media commands answer NOT_IMPLEMENTED. */
+  mediaLinkModule: string | null;
+}
