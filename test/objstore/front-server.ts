@@ -68,3 +68,50 @@ export function exchange(port: number, bytes: Buffer | string | Array<Buffer | s
 export function statuses(text: string): string[] {
   return [...text.matchAll(/HTTP\/1\.[01] (\d{3} [^\r\n]*)\r\n/g)].map((m) => m[1]!);
 }
+
+/** A raw connection the test drives step by step: write, wait for text, see whether it closed. */
+export interface RawConn {
+  write(bytes: Buffer | string): Promise<void>;
+  /** Everything received so far (latin1). */
+  text(): string;
+  /** Resolves when the received text matches `re` (rejects after `ms`). */
+  waitFor(re: RegExp, ms?: number): Promise<string>;
+  /** Resolves when the connection closed, with the time since it opened. */
+  closed: Promise<number>;
+  destroy(): void;
+}
+
+export async function rawConn(port: number): Promise<RawConn> {
+  const sock = connect(port, '127.0.0.1');
+  await new Promise<void>((resolve, reject) => sock.once('connect', resolve).once('error', reject));
+  const opened = Date.now();
+  let got = '';
+  const waiters = new Set<() => void>();
+  sock.on('data', (d) => {
+    got += d.toString('latin1');
+    for (const w of waiters) w();
+  });
+  sock.on('error', () => undefined);
+  const closed = new Promise<number>((resolve) => sock.once('close', () => resolve(Date.now() - opened)));
+  return {
+    write: (bytes) => new Promise((resolve) => (sock.write(bytes) ? resolve() : sock.once('drain', () => resolve()))),
+    text: () => got,
+    waitFor: (re, ms = 10_000) =>
+      new Promise((resolve, reject) => {
+        const check = () => {
+          if (!re.test(got)) return;
+          waiters.delete(check);
+          clearTimeout(timer);
+          resolve(got);
+        };
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          reject(new Error(`no ${re} within ${ms} ms; got ${JSON.stringify(got.slice(0, 300))}`));
+        }, ms);
+        waiters.add(check);
+        check();
+      }),
+    closed,
+    destroy: () => sock.destroy(),
+  };
+}

@@ -142,8 +142,9 @@ function put(ctx: StoreContext, r: Reply, url: string): void {
     },
     (err: unknown) => {
       feed.stop();
-      // The body may still be on its way: answer, then close the connection.
-      fail(r, err, ctx, size > 0);
+      // A body still on its way: a large one closes the connection after the answer, a small
+      // one is read and dropped (respond.ts).
+      fail(r, err, ctx);
     },
   );
 }

@@ -87,6 +87,9 @@ export function writeHead(r: Reply, status: number, headers: Headers, close: boo
   if (close || bodyPending(r.req)) {
     flat.push('Connection', 'close');
     linger(r.req.socket);
+  } else if (!r.req.complete) {
+    // A small body not read (a refusal): read and dropped, so a request behind it is parsed.
+    r.req.resume();
   }
   responsesTotal.inc({ status: String(status) });
   r.res.writeHead(status, reason(status), flat);

@@ -38,23 +38,48 @@ export function splitTarget(target: string): { url: string; query: URLSearchPara
   return q < 0 ? { url: rest, query: new URLSearchParams() } : { url: rest.slice(0, q), query: new URLSearchParams(rest.slice(q + 1)) };
 }
 
-/** Per connection, the answers still owed (pipelined requests are answered in order). */
-const owedOn = new WeakMap<Socket, Set<ServerResponse>>();
+/**
+ * Per connection, the requests whose answers are still owed, in order. They are handled one at
+ * a time, each once the answer before it is out: a GET pipelined after a PUT sees the object,
+ * and a request behind one whose answer closes the connection never takes effect unanswered.
+ * `then` runs when no answer is owed (an error answer of the parser's waits for it).
+ */
+interface Line {
+  owed: Array<{ res: ServerResponse; start: () => void }>;
+  then: (() => void) | null;
+}
+const lines = new WeakMap<Socket, Line>();
 
-function owe(socket: Socket, res: ServerResponse): void {
-  let owed = owedOn.get(socket);
-  if (!owed) owedOn.set(socket, (owed = new Set()));
-  owed.add(res);
-  const paid = () => {
-    owed.delete(res);
-    if (owed.size === 0) socket.emit('objstore:paid');
-  };
-  res.once('finish', paid);
-  res.once('close', paid);
+function lineOf(socket: Socket): Line {
+  let line = lines.get(socket);
+  if (!line) lines.set(socket, (line = { owed: [], then: null }));
+  return line;
 }
 
 function onRequest(handle: FrontHandler, req: IncomingMessage, res: ServerResponse): void {
-  owe(req.socket, res);
+  const line = lineOf(req.socket);
+  const entry = { res, start: () => dispatch(handle, req, res) };
+  line.owed.push(entry);
+  let paid = false;
+  const pay = () => {
+    if (paid) return;
+    paid = true;
+    line.owed.splice(line.owed.indexOf(entry), 1);
+    const next = line.owed[0];
+    if (next) {
+      if (!next.res.destroyed) next.start();
+    } else if (line.then) {
+      const then = line.then;
+      line.then = null;
+      then();
+    }
+  };
+  res.once('finish', pay);
+  res.once('close', pay);
+  if (line.owed.length === 1) entry.start();
+}
+
+function dispatch(handle: FrontHandler, req: IncomingMessage, res: ServerResponse): void {
   const r = reply(req, res);
   if (req.rawHeaders.length / 2 > MAX_HEADERS) return sendError(r, 431, 'TOO_MANY_HEADERS', `a request may have at most ${MAX_HEADERS} headers`, [], true);
   if (req.httpVersionMajor === 1 && req.httpVersionMinor === 1 && req.headers.host === undefined) {
@@ -100,10 +125,10 @@ const LINGER_MS = 2000;
 
 function onClientError(err: Error & { code?: string; reason?: string }, socket: Socket, opts: FrontOptions): void {
   if (err.code === 'ECONNRESET' || err.code === 'EPIPE' || err.code === 'HPE_INVALID_EOF_STATE' || !socket.writable) return void socket.destroy();
-  const owed = owedOn.get(socket) ?? new Set<ServerResponse>();
+  const line = lineOf(socket);
   // The error is in the body of a request being answered (its handler is reading it): the
   // connection goes, and that handler sees its client gone.
-  for (const res of owed) if (!res.req.complete) return void socket.destroy();
+  if (line.owed.some(({ res }) => !res.req.complete)) return void socket.destroy();
   const answer = () => {
     if (!socket.writable) return void socket.destroy();
     const [status, code, message] = clientErrorAnswer(err, opts);
@@ -114,8 +139,8 @@ function onClientError(err: Error & { code?: string; reason?: string }, socket: 
     setTimeout(() => socket.destroy(), LINGER_MS).unref();
   };
   // The answers owed to earlier requests on this connection go first (pipelining).
-  if (owed.size > 0) socket.once('objstore:paid', answer);
-  else answer();
+  if (line.owed.length === 0) answer();
+  else line.then = answer;
 }
 
 export function createFront(handle: FrontHandler, opts: FrontOptions): http.Server {
