@@ -97,6 +97,13 @@ for (const [what, bytes, code] of BAD) {
   });
 }
 
+test('CONNECT is answered 405, not dropped', async (t) => {
+  const { text, closed } = await send('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
+  t.deepEqual(statuses(text), ['405 Method Not Allowed']);
+  t.regex(text, /"code":"METHOD_NOT_ALLOWED".*CONNECT is not supported/);
+  t.true(closed);
+});
+
 test('431 for headers over the size limit and for too many headers, at once', async (t) => {
   const big = await send(`GET /b/o HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20 * 1024)}\r\n\r\n`, { quietMs: 3000 });
   t.deepEqual(statuses(big.text), ['431 Request Header Fields Too Large']);

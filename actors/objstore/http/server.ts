@@ -123,21 +123,23 @@ export function clientErrorAnswer(err: { code?: string; reason?: string; message
 /** A connection closed after an error answer reads (and drops) what still comes, for a while. */
 const LINGER_MS = 2000;
 
+/** An error answer written on the socket itself (no request object), then the connection closed. */
+function rawAnswer(socket: Socket, status: number, code: string, message: string): void {
+  if (!socket.writable) return void socket.destroy();
+  const body = errorBody(code, message);
+  responsesTotal.inc({ status: String(status) });
+  socket.end(`HTTP/1.1 ${statusLine(status)}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  socket.resume();
+  setTimeout(() => socket.destroy(), LINGER_MS).unref();
+}
+
 function onClientError(err: Error & { code?: string; reason?: string }, socket: Socket, opts: FrontOptions): void {
   if (err.code === 'ECONNRESET' || err.code === 'EPIPE' || err.code === 'HPE_INVALID_EOF_STATE' || !socket.writable) return void socket.destroy();
   const line = lineOf(socket);
   // The error is in the body of a request being answered (its handler is reading it): the
   // connection goes, and that handler sees its client gone.
   if (line.owed.some(({ res }) => !res.req.complete)) return void socket.destroy();
-  const answer = () => {
-    if (!socket.writable) return void socket.destroy();
-    const [status, code, message] = clientErrorAnswer(err, opts);
-    const body = errorBody(code, message);
-    responsesTotal.inc({ status: String(status) });
-    socket.end(`HTTP/1.1 ${statusLine(status)}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
-    socket.resume();
-    setTimeout(() => socket.destroy(), LINGER_MS).unref();
-  };
+  const answer = () => rawAnswer(socket, ...clientErrorAnswer(err, opts));
   // The answers owed to earlier requests on this connection go first (pipelining).
   if (line.owed.length === 0) answer();
   else line.then = answer;
@@ -163,6 +165,8 @@ export function createFront(handle: FrontHandler, opts: FrontOptions): http.Serv
   // A slow reader making progress is never cut by the server (http/stream.ts watches progress).
   server.timeout = 0;
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => onRequest(handle, req, res));
+  // CONNECT (a tunnel) is not routed by Node's server: refused here, with an answer.
+  server.on('connect', (req: IncomingMessage, socket: Socket) => rawAnswer(socket, 405, 'METHOD_NOT_ALLOWED', `CONNECT is not supported (${JSON.stringify((req.url ?? '').slice(0, 64))})`));
   server.on('clientError', (err: Error & { code?: string }, socket: Socket) => onClientError(err, socket, opts));
   return server;
 }
