@@ -4,15 +4,16 @@
  *
  * It checkpoints nothing (the metadata is in LMDB, the slices on the volumes): its state is null.
  * Its live value (made in `open`, closed by the runtime when the instance ends) is the data path
- * (store), the volumes, the HTTP app and its listening socket, and what it answers to `info`
+ * (store), the volumes, the HTTP server (http/server.ts), and what it answers to `info`
  * (the port it listens on and the volumes it found: facts of this instance's resources, which a
  * restarted instance finds anew, so they are never restored from a checkpoint).
  */
 import { defineActor, type ActorContext } from '../../runtime/index.js';
 import { openEnvironment } from '../../runtime/checkpoint/store.js';
-import { closeApp, listen, loadUws, type TemplatedApp, type us_listen_socket } from '../../runtime/http/uws.js';
+import type { Server } from 'node:http';
 import { handleManage } from './http/manage.js';
 import { handleObject } from './http/objects.js';
+import { closeFront, createFront, listenFront } from './http/server.js';
 import type { ObjstoreArgs, ObjstoreInfo, ObjstoreProtocol } from './messages.js';
 import { BufferPool, coders, Metadata, removeSlices, type StoreContext } from './store/index.js';
 import { Volumes } from './volumes.js';
@@ -26,15 +27,14 @@ class Running {
   constructor(
     readonly store: StoreContext,
     readonly volumes: Volumes,
-    private readonly app: TemplatedApp,
-    private readonly socket: us_listen_socket,
+    private readonly server: Server,
     readonly info: ObjstoreInfo,
   ) {}
 
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    closeApp(this.app, this.socket);
+    closeFront(this.server);
     reportOn(null);
   }
 }
@@ -64,7 +64,7 @@ async function start(ctx: ActorContext<null, ObjstoreArgs>): Promise<Running> {
   const store: StoreContext = {
     meta,
     log: ctx.log,
-    settings: { ioTimeoutMs: args.ioTimeoutMs, maxObjectBytes: args.maxObjectBytes, allowedOrigins: args.allowedOrigins, bodyIdleTimeoutMs: args.bodyIdleTimeoutMs, maxChunkSize: args.maxChunkSize, stripesInFlight: args.stripesInFlight },
+    settings: { ioTimeoutMs: args.ioTimeoutMs, maxObjectBytes: args.maxObjectBytes, allowedOrigins: args.allowedOrigins, bodyIdleTimeoutMs: args.bodyIdleTimeoutMs, sendIdleTimeoutMs: args.sendIdleTimeoutMs, maxChunkSize: args.maxChunkSize, stripesInFlight: args.stripesInFlight },
     volume: (id) => volumes.ref(id),
     writable: () => volumes.writable(),
     unwritable: () => volumes.unwritable(),
@@ -76,21 +76,21 @@ async function start(ctx: ActorContext<null, ObjstoreArgs>): Promise<Running> {
   await cleanUpIntents(store, booted.present);
   const stale = await meta.dropStaleFaults();
   if (stale) ctx.log.info({ dropped: stale }, 'dropped the faults of objects that no longer exist');
-  const app = loadUws().App();
   const scheduler = ctx.ref<SchedulerProtocol>(SCHEDULER_ID);
-  app.any('/$/*', (res, req) => handleManage(store, volumes, scheduler, res, req));
-  app.any('/*', (res, req) => handleObject(store, res, req));
-  let listening: Awaited<ReturnType<typeof listen>>;
+  const server = createFront(
+    (r, url, query) => (url.startsWith('/$/') ? handleManage(store, volumes, scheduler, r, url, query) : handleObject(store, r, url, query)),
+    { maxHeaderBytes: args.maxHeaderBytes, headersTimeoutMs: args.headersTimeoutMs, keepAliveTimeoutMs: args.keepAliveTimeoutMs },
+  );
+  let port: number;
   try {
-    listening = await listen(app, args.host, args.port);
+    port = await listenFront(server, args.host, args.port);
   } catch (err) {
-    closeApp(app, null);
+    closeFront(server);
     throw err;
   }
-  const { socket, port } = listening;
   reportOn({ meta, volumes });
   ctx.log.info({ port, present: booted.present, missing: booted.missing }, 'object store listening');
-  return new Running(store, volumes, app, socket, { port, volumes: booted, instanceId: volumes.instanceId });
+  return new Running(store, volumes, server, { port, volumes: booted, instanceId: volumes.instanceId });
 }
 
 export default defineActor<ObjstoreProtocol, null, ObjstoreArgs, Running>({

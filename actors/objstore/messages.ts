@@ -23,6 +23,12 @@ export interface ObjstoreArgs {
   ioTimeoutMs: number;
   maxObjectBytes: number;
   bodyIdleTimeoutMs: number;
+  /** a GET whose client takes nothing this long is cut */
+  sendIdleTimeoutMs: number;
+  /** port 80's limits and timeouts (http/server.ts) */
+  maxHeaderBytes: number;
+  headersTimeoutMs: number;
+  keepAliveTimeoutMs: number;
   /** browser origins besides the store's own allowed on the management API and in CORS preflights */
   allowedOrigins: string[];
   maxChunkSize: number;

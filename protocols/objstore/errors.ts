@@ -25,12 +25,14 @@ const REASONS: ReadonlyMap<number, string> = new Map([
   [403, 'Forbidden'],
   [404, 'Not Found'],
   [405, 'Method Not Allowed'],
+  [408, 'Request Timeout'],
   [409, 'Conflict'],
   [411, 'Length Required'],
   [413, 'Content Too Large'],
   [415, 'Unsupported Media Type'],
   [416, 'Range Not Satisfiable'],
   [422, 'Unprocessable Content'],
+  [431, 'Request Header Fields Too Large'],
   [455, 'Length Mismatch'],
   [456, 'MD5 Mismatch'],
   [500, 'Internal Server Error'],
@@ -41,7 +43,7 @@ const REASONS: ReadonlyMap<number, string> = new Map([
   [507, 'Insufficient Storage'],
 ]);
 
-/** '201 Created', as uWebSockets.js' writeStatus wants it. Throws a RangeError on a code not in the table. */
+/** '201 Created': the status line's code and reason. Throws a RangeError on a code not in the table. */
 export function statusLine(code: number): string {
   const reason = REASONS.get(code);
   if (reason === undefined) throw new RangeError(`no status line for HTTP status ${String(code)}`);

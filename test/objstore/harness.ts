@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { Scope } from '../helpers/scope.js';
 import { ActorSystem } from '../../runtime/system.js';
 import type { ObjstoreProtocol } from '../../actors/objstore/messages.js';
-import { objstoreArgs, objstoreSupervisor, schedulerArgs } from '../../actors/objstore/service.js';
+import { objstoreArgs, objstoreSupervisor, schedulerArgs, type ObjstoreValues } from '../../actors/objstore/service.js';
 import type { SchedulerArgs } from '../../actors/scheduler/messages.js';
 import { withLoopDevices } from '../helpers/loop.js';
 
@@ -63,11 +63,13 @@ export interface StoreOptions {
    */
   scheduler?: Partial<SchedulerArgs>;
   healthFaultThreshold?: number;
+  /** store settings over the tests' own (the front's timeouts, say) */
+  values?: Partial<ObjstoreValues>;
 }
 
 /** The store's supervision tree as the tests run it: short timeouts, ephemeral port, loopback. */
-export function testSupervisor(stateDir: string, opts: Pick<StoreOptions, 'scheduler' | 'healthFaultThreshold'> = {}) {
-  const values = { ioTimeoutMs: 3000, bodyIdleTimeoutMs: 1500, maxObjectBytes: 1024 ** 4, healthFaultThreshold: opts.healthFaultThreshold, allowedOrigins: ['https://app.example'] };
+export function testSupervisor(stateDir: string, opts: Pick<StoreOptions, 'scheduler' | 'healthFaultThreshold' | 'values'> = {}) {
+  const values = { ioTimeoutMs: 3000, bodyIdleTimeoutMs: 1500, maxObjectBytes: 1024 ** 4, healthFaultThreshold: opts.healthFaultThreshold, allowedOrigins: ['https://app.example'], ...opts.values };
   return objstoreSupervisor(objstoreArgs(stateDir, values, 0, '127.0.0.1'), schedulerArgs(stateDir, values, { moveGraceMs: 300, repairIntervalMs: 3_600_000, scrubIntervalDays: 0, ...opts.scheduler }));
 }
 

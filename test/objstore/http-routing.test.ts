@@ -2,29 +2,21 @@
  * How the object store's two fronts route (http/manage.ts, http/objects.ts on the shared router),
  * for the answers that need no store behind them: an unknown management path (404), a known one
  * with another method (405 with Allow, the maintenance paths keeping their messages), the spec's
- * endpoints not built yet (501), trailing slashes, and the object API's 405. A real uWS server
- * on an ephemeral port; the store, volumes and scheduler are never reached on these paths.
+ * endpoints not built yet (501), trailing slashes, and the object API's 405. The store's real
+ * port-80 server on an ephemeral port; the store, volumes and scheduler are never reached on these paths.
  */
 import test from 'ava';
-import { closeApp, listen, loadUws, type TemplatedApp, type us_listen_socket } from '../../runtime/http/uws.js';
-import { handleManage } from '../../actors/objstore/http/manage.js';
-import { handleObject } from '../../actors/objstore/http/objects.js';
+import { startFront } from './front-server.js';
 
-let app: TemplatedApp;
-let listening: us_listen_socket;
+let front: Awaited<ReturnType<typeof startFront>>;
 let base = '';
 
 test.before(async () => {
-  app = loadUws().App();
-  const nothing = {} as never;
-  app.any('/$/*', (res, req) => handleManage(nothing, nothing, nothing, res, req));
-  app.any('/*', (res, req) => handleObject(nothing, res, req));
-  const { socket, port } = await listen(app, '127.0.0.1', 0);
-  listening = socket;
-  base = `http://127.0.0.1:${port}`;
+  front = await startFront();
+  base = `http://127.0.0.1:${front.port}`;
 });
 
-test.after.always(() => closeApp(app, listening));
+test.after.always(() => front?.close());
 
 async function call(method: string, path: string): Promise<{ status: number; allow: string | null; body: string }> {
   const res = await fetch(base + path, { method });

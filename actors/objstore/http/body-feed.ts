@@ -1,14 +1,16 @@
 /**
- * A request body of known length fed from uWebSockets.js to a consumer, with backpressure: when
- * the consumer says "enough" (push returns false), the socket is paused until its drained()
- * resolves, and the chunks that came before it was ready are queued and fed in order. One drain
- * loop, one idle timer, one state:
+ * A request body of known length fed from Node's http server to a consumer, with backpressure:
+ * when the consumer says "enough" (push returns false), the request is paused until its
+ * drained() resolves, and the chunks that came before it was ready are queued and fed in order.
+ * One drain loop, one idle timer, one state:
  *
  * - The consumer may come later than the first bytes (ObjectWriter.begin is async): attach() it;
- *   until then the chunks are copied and queued (uWS reuses a chunk's memory after onData).
+ *   until then the chunks are queued (and the request paused: the kernel holds the rest).
  * - The idle timer watches the client: armed at the start (for a non-empty body), re-armed on
- *   every chunk, cleared on the last one, and suspended while the socket is paused (the client
+ *   every chunk, cleared on the last one, and suspended while the request is paused (the client
  *   cannot send then). When it fires, `onIdle(received)` tells how many bytes came.
+ * - The last chunk is the one that completes `expected` (llhttp ends the body there); an empty
+ *   body is one empty last chunk, pushed at attach.
  * - `onEnd()` runs once, after the last chunk was pushed to the consumer.
  * - stop() ends the feed (an answer was given, the client went away): later chunks are
  *   dropped, the timer is cleared, the queue is let go.
@@ -53,7 +55,10 @@ export class BodyFeed {
     private readonly opts: BodyFeedOptions,
   ) {
     this.armIdle();
-    r.res.onData((ab, isLast) => this.onChunk(ab, isLast));
+    if (opts.expected === 0) {
+      this.complete = true;
+      this.queue.push({ chunk: new Uint8Array(0), last: true });
+    } else r.req.on('data', (chunk: Buffer) => this.onChunk(chunk));
   }
 
   /** Bytes that came from the client so far. */
@@ -84,19 +89,20 @@ export class BodyFeed {
     this.queuedBytes = 0;
   }
 
-  private onChunk(ab: ArrayBuffer, last: boolean): void {
+  private onChunk(chunk: Buffer): void {
     if (this.state !== 'open') return;
+    const last = this.received + chunk.byteLength >= this.opts.expected;
     if (last) this.complete = true;
     this.armIdle();
-    if (this.sink && !this.waiting && this.queue.length === 0) {
-      // The common case: the sink copies the bytes at once, straight from uWS's buffer.
-      this.take(new Uint8Array(ab), last);
-      return;
-    }
-    const chunk = new Uint8Array(ab.byteLength);
-    chunk.set(new Uint8Array(ab));
+    if (this.sink && !this.waiting && this.queue.length === 0) return this.take(chunk, last);
+    // Node hands each chunk over for good: kept as it is. Paused until the sink takes chunks.
     this.queue.push({ chunk, last });
     this.queuedBytes += chunk.byteLength;
+    if (!last) {
+      // Held back: the client cannot send, so it is not idle.
+      this.r.req.pause();
+      this.clearIdle();
+    }
   }
 
   /** Push queued chunks until the queue is empty or the sink asks to wait. */
@@ -105,6 +111,10 @@ export class BodyFeed {
       const { chunk, last } = this.queue.shift()!;
       this.queuedBytes -= chunk.byteLength;
       this.take(chunk, last);
+    }
+    if (this.sink && !this.waiting && this.state === 'open' && !this.complete && this.r.req.isPaused()) {
+      this.r.req.resume();
+      this.armIdle();
     }
   }
 
@@ -122,11 +132,10 @@ export class BodyFeed {
   private wait(): void {
     this.waiting = true;
     this.clearIdle();
-    this.r.res.pause();
+    this.r.req.pause();
     void this.sink!.drained().then(() => {
       this.waiting = false;
       if (this.state !== 'open' || this.r.aborted || this.r.done) return;
-      this.r.res.resume();
       this.armIdle();
       this.flush();
     });

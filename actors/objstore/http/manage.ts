@@ -6,7 +6,6 @@
  * notBuilt); an unknown path 404, a known path with another method 405 with `Allow`.
  */
 import { Router, type Match } from '../../../runtime/http/router.js';
-import type { HttpRequest, HttpResponse } from '../../../runtime/http/uws.js';
 import type { ActorRef } from '../../../runtime/index.js';
 import type { SchedulerProtocol } from '../../scheduler/messages.js';
 import type { StoreContext } from '../store/context.js';
@@ -15,7 +14,7 @@ import { bucketRoutes } from './buckets.js';
 import { maintenanceRoutes } from './maintenance.js';
 import { objectAdminRoutes } from './objects-admin.js';
 import { managementRefusal } from '../../../protocols/objstore/origin.js';
-import { reply, sendError, sendFailure } from './respond.js';
+import { header, sendError, sendFailure, type Reply } from './respond.js';
 import { notBuilt, type ManageCall } from './route.js';
 import { statusRoutes } from './status.js';
 import { volumeRoutes } from './volumes.js';
@@ -42,22 +41,20 @@ function methodNotAllowed(m: Extract<Match<ManageCall>, { kind: 'method-not-allo
   return [`${method} is not allowed on ${shown} (${METHOD_NOTES[m.path] ?? allow})`, [['Allow', allow]]];
 }
 
-export function handleManage(ctx: StoreContext, volumes: Volumes, scheduler: ActorRef<SchedulerProtocol>, res: HttpResponse, req: HttpRequest): void {
-  const method = req.getMethod().toUpperCase();
-  const url = req.getUrl();
-  const r = reply(res);
-  const length = req.getHeader('content-length');
+export function handleManage(ctx: StoreContext, volumes: Volumes, scheduler: ActorRef<SchedulerProtocol>, r: Reply, url: string, query: URLSearchParams): void {
+  const method = (r.req.method ?? '').toUpperCase();
+  const length = header(r.req, 'content-length');
   const refused = managementRefusal(
     {
       method,
-      origin: req.getHeader('origin') || undefined,
-      host: req.getHeader('host') || undefined,
-      contentType: req.getHeader('content-type') || undefined,
-      hasBody: (length !== '' && length !== '0') || req.getHeader('transfer-encoding') !== '',
+      origin: header(r.req, 'origin') || undefined,
+      host: header(r.req, 'host') || undefined,
+      contentType: header(r.req, 'content-type') || undefined,
+      hasBody: (length !== '' && length !== '0') || header(r.req, 'transfer-encoding') !== '',
     },
     ctx.settings?.allowedOrigins ?? [],
   );
-  // Answered at once; the server discards the (small) body that may follow.
+  // Answered at once; a body that may follow is not read (respond.ts closes the connection).
   if (refused) return sendError(r, refused.status, refused.code, refused.message);
   const m = router.match(method, url);
   if (m.kind === 'not-found') return sendError(r, 404, 'NO_SUCH_ENDPOINT', `no management endpoint ${method} ${url}`);
@@ -65,7 +62,7 @@ export function handleManage(ctx: StoreContext, volumes: Volumes, scheduler: Act
     const [message, headers] = methodNotAllowed(m, method);
     return sendError(r, 405, 'METHOD_NOT_ALLOWED', message, headers);
   }
-  const call: ManageCall = { ctx, volumes, scheduler, r, method, url, query: new URLSearchParams(req.getQuery() ?? '') };
+  const call: ManageCall = { ctx, volumes, scheduler, r, method, url, query };
   void (async () => {
     try {
       await m.route.handle(call, m.params);

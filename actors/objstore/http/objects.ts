@@ -2,7 +2,6 @@
  * The object API: PUT, GET, HEAD, DELETE, OPTIONS (and POST refused) on /{path} and /${id}.
  */
 import { routeFor, Router } from '../../../runtime/http/router.js';
-import type { HttpRequest, HttpResponse } from '../../../runtime/http/uws.js';
 import { ALLOWED_METHODS, contentDisposition, corsHeaders, objectHeaders, type ObjectRecord } from '../../../protocols/objstore/headers.js';
 import { originAllowed } from '../../../protocols/objstore/origin.js';
 import { parseTarget } from '../../../protocols/objstore/paths.js';
@@ -11,7 +10,7 @@ import type { StoreContext } from '../store/context.js';
 import { ObjectReader } from '../store/get.js';
 import { ObjectWriter } from '../store/put.js';
 import { removeSlices } from '../store/remove.js';
-import { reply, send, sendError, sendFailure, sendHead, type Reply } from './respond.js';
+import { expectContinue, header, send, sendError, sendFailure, sendHead, type Reply } from './respond.js';
 import { BodyFeed } from './body-feed.js';
 import { streamBody } from './stream.js';
 
@@ -41,28 +40,29 @@ function lookup(r: Reply, ctx: StoreContext, url: string): ObjectRecord | null {
   return rec;
 }
 
-/** One object request, as its handler sees it: read what you need of `req` before any await. */
-interface ObjectCall {
+/** One object request, as its handler sees it (its headers are r.req's). */
+export interface ObjectCall {
   ctx: StoreContext;
   r: Reply;
-  req: HttpRequest;
+  /** The path, raw (still percent-encoded), without the query. */
   url: string;
+  query: URLSearchParams;
 }
 
 const route = routeFor<ObjectCall, void>();
 
 /** Every path that does not begin with /$/ is an object path (spec): one pattern, a route a method. */
 const router = new Router<ObjectCall, void>([
-  route('PUT', '/*', ({ ctx, r, req, url }) => put(ctx, r, req, url)),
+  route('PUT', '/*', ({ ctx, r, url }) => put(ctx, r, url)),
   route('GET', '/*', (call) => getOrHead(call, false)),
   route('HEAD', '/*', (call) => getOrHead(call, true)),
   route('DELETE', '/*', ({ ctx, r, url }) => {
     const rec = lookup(r, ctx, url);
     if (rec) void del(ctx, r, rec);
   }),
-  route('OPTIONS', '/*', ({ ctx, r, req, url }) => {
-    const origin = req.getHeader('origin') || undefined;
-    const host = req.getHeader('host') || undefined;
+  route('OPTIONS', '/*', ({ ctx, r, url }) => {
+    const origin = header(r.req, 'origin') || undefined;
+    const host = header(r.req, 'host') || undefined;
     const rec = lookup(r, ctx, url);
     // The preflight approves only allowed origins: for another, no CORS headers (the browser
     // then refuses the request it was asking about).
@@ -71,14 +71,12 @@ const router = new Router<ObjectCall, void>([
   route('POST', '/*', ({ r }) => sendError(r, 400, 'POST_NOT_SUPPORTED', 'POST is not supported on object paths: store an object with PUT')),
 ]);
 
-export function handleObject(ctx: StoreContext, res: HttpResponse, req: HttpRequest): void {
-  const method = req.getMethod().toUpperCase();
-  const url = req.getUrl();
-  const r = reply(res);
+export function handleObject(ctx: StoreContext, r: Reply, url: string, query: URLSearchParams): void {
+  const method = (r.req.method ?? '').toUpperCase();
   const m = router.match(method, url);
   // Allow is the spec's list (the methods an object has; POST is refused with its own 400), as OPTIONS says it.
   if (m.kind !== 'found') return sendError(r, 405, 'METHOD_NOT_ALLOWED', `${method} is not supported on object paths`, [['Allow', ALLOWED_METHODS]]);
-  m.route.handle({ ctx, r, req, url }, m.params);
+  m.route.handle({ ctx, r, url, query }, m.params);
 }
 
 /**
@@ -87,11 +85,11 @@ export function handleObject(ctx: StoreContext, res: HttpResponse, req: HttpRequ
  * finished; the writer's refusal (409, 456, 503...); 455 when the client stalls mid-body;
  * nothing, and nothing left behind, when the client goes away.
  */
-function put(ctx: StoreContext, r: Reply, req: HttpRequest, url: string): void {
-  const lengthHeader = req.getHeader('content-length');
-  const md5Header = req.getHeader('content-md5');
-  const mime = req.getHeader('content-type');
-  const chunked = /chunked/i.test(req.getHeader('transfer-encoding'));
+function put(ctx: StoreContext, r: Reply, url: string): void {
+  const lengthHeader = header(r.req, 'content-length');
+  const md5Header = header(r.req, 'content-md5');
+  const mime = header(r.req, 'content-type');
+  const chunked = header(r.req, 'transfer-encoding') !== '';
   const t = parseTarget(url);
   if (t.kind === 'invalid') return sendError(r, 400, 'INVALID_PATH', t.reason);
   if (t.kind === 'id') return sendError(r, 400, 'INVALID_PATH', 'the path must not begin with $: object ids are assigned by the store');
@@ -134,6 +132,8 @@ function put(ctx: StoreContext, r: Reply, req: HttpRequest, url: string): void {
     (w) => {
       if (r.aborted || feed.ended) return void w.abort();
       writer = w;
+      // Accepted: a client that waits for 100 Continue sends the body now, not before.
+      expectContinue(r);
       if (size === 0) {
         feed.stop();
         return void finish(w);
@@ -142,15 +142,16 @@ function put(ctx: StoreContext, r: Reply, req: HttpRequest, url: string): void {
     },
     (err: unknown) => {
       feed.stop();
-      // The body may still be on its way: answer, then close the connection.
-      fail(r, err, ctx, size > 0);
+      // A body still on its way: a large one closes the connection after the answer, a small
+      // one is read and dropped (respond.ts).
+      fail(r, err, ctx);
     },
   );
 }
 
-function getOrHead({ ctx, r, req, url }: ObjectCall, head: boolean): void {
-  const rangeHeader = req.getHeader('range') || undefined;
-  const downloadAs = req.getQuery('download_as');
+function getOrHead({ ctx, r, url, query }: ObjectCall, head: boolean): void {
+  const rangeHeader = header(r.req, 'range') || undefined;
+  const downloadAs = query.get('download_as');
   const rec = lookup(r, ctx, url);
   if (!rec) return;
   const headers = objectHeaders(rec);
@@ -168,7 +169,11 @@ function getOrHead({ ctx, r, req, url }: ObjectCall, head: boolean): void {
   const length = end - start + 1;
   if (head) return sendHead(r, status, headers, Math.max(0, length));
   const reader = new ObjectReader(ctx, rec);
-  void streamBody(r, status, headers, Math.max(0, length), reader.range(start, end), (err) => fail(r, err, ctx));
+  void streamBody(r, status, headers, Math.max(0, length), reader.range(start, end), {
+    idleMs: ctx.settings.sendIdleTimeoutMs,
+    onError: (err) => fail(r, err, ctx),
+    onIdle: (sent) => ctx.log.warn({ objectId: rec.id, sent, total: length, idleMs: ctx.settings.sendIdleTimeoutMs }, `GET cut: the client took nothing for ${ctx.settings.sendIdleTimeoutMs} ms (OBJSTORE_SEND_IDLE_TIMEOUT_MS) after ${sent} of ${length} bytes`),
+  });
 }
 
 async function del(ctx: StoreContext, r: Reply, rec: ObjectRecord): Promise<void> {

@@ -1,15 +1,99 @@
-/** Small helpers to answer on a uWebSockets.js response, always corked. */
-import { responsesTotal } from '../metrics.js';
+/**
+ * The answer side of the object store's port 80 (Node's http server, llhttp): one Reply per
+ * request, and the helpers every handler answers through (status, headers, JSON errors, HEAD,
+ * small bodies). One home for "answered once", "the client went away" and "close the
+ * connection after this answer" (a refusal while a body may still be on its way).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
-import type { HttpResponse } from '../../../runtime/http/uws.js';
+import { responsesTotal } from '../metrics.js';
 import { errorBody, statusLine } from '../../../protocols/objstore/errors.js';
 import { StoreError } from '../store/context.js';
 
 export type Headers = Array<[string, string]>;
 
-/** The answer state of a request (runtime/http/reply.ts, shared with the other HTTP fronts). */
-export { reply, type Reply } from '../../../runtime/http/reply.js';
-import { collectBody, type Reply } from '../../../runtime/http/reply.js';
+/** A request's answer state. */
+export interface Reply {
+  req: IncomingMessage;
+  res: ServerResponse;
+  /** The client went away before the answer was out. */
+  aborted: boolean;
+  /** An answer was given (or the connection cut): later answers do nothing. */
+  done: boolean;
+  /** Run `fn` when the client goes away before the answer is out (at once if it has). */
+  onAbort(fn: () => void): void;
+}
+
+export function reply(req: IncomingMessage, res: ServerResponse): Reply {
+  const hooks: Array<() => void> = [];
+  const r: Reply = { req, res, aborted: false, done: false, onAbort: (fn) => (r.aborted ? fn() : void hooks.push(fn)) };
+  res.once('close', () => {
+    if (res.writableFinished) return;
+    r.aborted = true;
+    for (const fn of hooks.splice(0)) fn();
+  });
+  return r;
+}
+
+/** A request header as one string ('' when absent). */
+export function header(req: IncomingMessage, name: string): string {
+  const v = req.headers[name];
+  return v === undefined ? '' : Array.isArray(v) ? v.join(', ') : v;
+}
+
+/** The reason phrase of a status (the store's 455 and 456 included). */
+export function reason(status: number): string {
+  return statusLine(status).slice(4);
+}
+
+/**
+ * How long a connection closed after a refusal keeps reading (and dropping) what the client still
+ * sends: closing a socket with unread bytes makes the kernel send a reset, which can destroy the
+ * answer before the client reads it. The client sees our FIN at once and stops; this bounds a
+ * client that does not.
+ */
+const LINGER_MS = 2000;
+
+function linger(sock: Socket): void {
+  const s = sock as Socket & { destroySoon?: () => void };
+  s.destroySoon = function (this: Socket) {
+    this.end();
+    const timer = setTimeout(() => this.destroy(), LINGER_MS);
+    timer.unref();
+    this.once('close', () => clearTimeout(timer));
+  };
+}
+
+/**
+ * A body up to this size that was not read is read and dropped after a refusal (the connection
+ * stays open: a pipelined request behind it is answered); a larger or chunked one closes it.
+ */
+const DROP_MAX_BYTES = 64 * 1024;
+
+/** The request declares a body (larger than DROP_MAX_BYTES, or chunked) that has not all come yet. */
+function bodyPending(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  if (req.headers['transfer-encoding'] === undefined && (length === undefined || Number(length) <= DROP_MAX_BYTES)) return false;
+  return !req.complete;
+}
+
+/** Status line and headers of an answer, once; `close` adds Connection: close and lingers. */
+export function writeHead(r: Reply, status: number, headers: Headers, close: boolean): void {
+  const flat: string[] = [];
+  for (const [k, v] of headers) flat.push(k, v);
+  // A body the client may still be sending (a refusal before it was read) is never read to its
+  // end here: the connection closes after the answer.
+  if (close || bodyPending(r.req)) {
+    flat.push('Connection', 'close');
+    linger(r.req.socket);
+  } else if (!r.req.complete) {
+    // A small body not read (a refusal): read and dropped, so a request behind it is parsed.
+    r.req.resume();
+  }
+  responsesTotal.inc({ status: String(status) });
+  r.res.writeHead(status, reason(status), flat);
+}
 
 /**
  * Answer (once: later calls do nothing). `close` ends the connection after the answer: for a
@@ -17,15 +101,12 @@ import { collectBody, type Reply } from '../../../runtime/http/reply.js';
  */
 export function send(r: Reply, status: number, body: string | ArrayBuffer | Uint8Array, headers: Headers = [], contentType?: string, close = false): void {
   if (r.aborted || r.done) return;
-  const line = statusLine(status);
   r.done = true;
-  responsesTotal.inc({ status: String(status) });
-  r.res.cork(() => {
-    r.res.writeStatus(line);
-    if (contentType) r.res.writeHeader('Content-Type', contentType);
-    for (const [k, v] of headers) r.res.writeHeader(k, v);
-    r.res.end(body as never, close);
-  });
+  const bytes = typeof body === 'string' ? Buffer.from(body) : body instanceof ArrayBuffer ? Buffer.from(body) : body;
+  // Content-Length always (never chunked): HTTP/1.0 clients keep the connection only so.
+  const withLength: Headers = [...headers, ['Content-Length', String(bytes.byteLength)]];
+  writeHead(r, status, contentType ? [['Content-Type', contentType], ...withLength] : withLength, close);
+  r.res.end(bytes);
 }
 
 export function sendJson(r: Reply, status: number, value: unknown, headers: Headers = []): void {
@@ -49,13 +130,36 @@ export function sendFailure(r: Reply, err: unknown, log: Logger, what: string, c
 /** Status and headers, no body (HEAD): Content-Length is the size the GET would send. */
 export function sendHead(r: Reply, status: number, headers: Headers, contentLength: number): void {
   if (r.aborted || r.done) return;
-  const line = statusLine(status);
   r.done = true;
-  responsesTotal.inc({ status: String(status) });
-  r.res.cork(() => {
-    r.res.writeStatus(line);
-    for (const [k, v] of headers) r.res.writeHeader(k, v);
-    r.res.endWithoutBody(contentLength);
+  writeHead(r, status, [...headers, ['Content-Length', String(contentLength)]], false);
+  r.res.end();
+}
+
+/** A client waiting for `100 Continue` is told to send its body (once the request is accepted). */
+export function expectContinue(r: Reply): void {
+  if (!r.aborted && !r.done && !r.res.headersSent && /^100-continue$/i.test(header(r.req, 'expect'))) r.res.writeContinue();
+}
+
+/** A request body of at most `limit` bytes; null when it is larger (the rest is not read). */
+export function collectBody(r: Reply, limit: number): Promise<Buffer | null> {
+  expectContinue(r);
+  return new Promise((resolve) => {
+    const parts: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.byteLength;
+      if (size > limit) {
+        r.req.off('data', onData);
+        r.req.pause();
+        resolve(null);
+        return;
+      }
+      parts.push(chunk);
+    };
+    r.req.on('data', onData);
+    r.req.once('end', () => size <= limit && resolve(Buffer.concat(parts)));
+    // A client gone mid-body: nothing to answer; resolve so the handler ends.
+    r.onAbort(() => resolve(null));
   });
 }
 

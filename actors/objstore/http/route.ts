@@ -11,14 +11,14 @@ import { StoreError, type StoreContext } from '../store/context.js';
 import type { Volumes } from '../volumes.js';
 import type { Reply } from './respond.js';
 
-/** One management request, as its handler sees it (uWS's request is gone once a handler awaits). */
+/** One management request, as its handler sees it (its headers and body are r.req's). */
 export interface ManageCall {
   ctx: StoreContext;
   volumes: Volumes;
   scheduler: ActorRef<SchedulerProtocol>;
   r: Reply;
   method: string;
-  /** The path, as uWS gives it (no query). */
+  /** The path, raw (still percent-encoded), without the query. */
   url: string;
   query: URLSearchParams;
 }

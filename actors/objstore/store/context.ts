@@ -31,6 +31,8 @@ export interface SliceContext {
 export interface StoreSettings extends SliceSettings {
   maxObjectBytes: number;
   bodyIdleTimeoutMs: number;
+  /** a GET whose client takes nothing this long is cut (http/stream.ts) */
+  sendIdleTimeoutMs: number;
   /** browser origins besides the store's own allowed (protocols/objstore/origin.ts) */
   allowedOrigins: readonly string[];
   maxChunkSize: number;

@@ -44,14 +44,16 @@ test('status lines of every code the service answers with', (t) => {
     504: '504 Gateway Timeout',
     507: '507 Insufficient Storage',
     202: '202 Accepted',
+    408: '408 Request Timeout',
+    431: '431 Request Header Fields Too Large',
   };
   for (const [code, line] of Object.entries(expected)) t.is(statusLine(Number(code)), line);
-  t.is(Object.keys(expected).length, 23);
+  t.is(Object.keys(expected).length, 25);
 });
 
 test('standard reason phrases agree with Node where RFC 9110 did not rename them', (t) => {
   const renamed = new Set([413, 422]); // Node still says Payload Too Large, Unprocessable Entity
-  for (const code of [200, 201, 202, 204, 206, 400, 401, 403, 404, 405, 409, 411, 415, 416, 500, 501, 502, 503, 504, 507]) {
+  for (const code of [200, 201, 202, 204, 206, 400, 401, 403, 404, 405, 408, 409, 411, 415, 416, 431, 500, 501, 502, 503, 504, 507]) {
     if (renamed.has(code)) continue;
     t.is(statusLine(code), `${code} ${STATUS_CODES[code]}`);
   }

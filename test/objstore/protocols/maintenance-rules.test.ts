@@ -17,22 +17,12 @@ import {
   type VerifyMode,
   type VolumeFill,
 } from '../../../protocols/objstore/maintenance.js';
+// A seeded PRNG: the property tests are reproducible.
+import { prng } from '../../helpers/prng.js';
 
 const KiB = 1024;
 const MiB = 1024 ** 2;
 const GiB = 1024 ** 3;
-
-/** A seeded PRNG (mulberry32): the property tests are reproducible. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = a;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 // ------------------------------------------------------------------ targetFill, fillOf
 
