@@ -109,7 +109,8 @@ export default defineActor<GatewayProtocol, null, GatewayArgs, Live>({
           res.upgrade({}, req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'), req.getHeader('sec-websocket-extensions'), context);
         },
         open: (ws) => {
-          conns.set(ws, control.opened({ send: (text) => void ws.send(text, false) }));
+          // Sends from outside a uWS callback (actor messages) are corked: one write each, not several.
+          conns.set(ws, control.opened({ send: (text) => void ws.cork(() => ws.send(text, false)) }));
         },
         message: (ws, message, isBinary) => {
           const conn = conns.get(ws);

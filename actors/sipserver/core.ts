@@ -60,6 +60,13 @@ export class SipCore {
   private readonly txs = new Map<string, ServerTx>();
   private readonly merges = new Map<string, string>();
   private readonly dialogs = new Map<string, DialogEntry>();
+  /**
+   * The few entries the timer must look at, so a wake-up never scans every transaction and
+   * dialog: server transactions waiting for the gateway's final answer, dialogs whose 2xx is
+   * retransmitted until its ACK.
+   */
+  private readonly awaitingAnswer = new Set<string>();
+  private readonly awaitingAck = new Set<string>();
   private readonly clients = new Map<string, ClientTx>();
   /** Outbound INVITEs by the caller's id → client transaction key. */
   private readonly outbound = new Map<string, string>();
@@ -211,6 +218,7 @@ export class SipCore {
     const tx = this.txs.get(key);
     if (tx) {
       this.txs.delete(key);
+      this.awaitingAnswer.delete(key);
       if (tx.mergeKey && this.merges.get(tx.mergeKey) === key) this.merges.delete(tx.mergeKey);
     }
     const c = this.clients.get(key);
@@ -317,6 +325,7 @@ export class SipCore {
         }
         tx.gateway = gateway;
         tx.answerBy = this.now() + (req.method === 'INVITE' ? this.a.inviteAnswerMs : NON_INVITE_ANSWER_MS);
+        this.awaitingAnswer.add(key);
         this.want(tx.answerBy);
         this.cast(gateway, { type: 'sip.request', key, method: req.method, callId: req.callId, source: tx.source, raw: sip.serializeMessage(req).toString('latin1') });
         break;
@@ -344,6 +353,7 @@ export class SipCore {
     tx.gateway = entry.gateway;
     tx.dialog = dk;
     tx.answerBy = this.now() + (req.method === 'INVITE' ? this.a.inviteAnswerMs : NON_INVITE_ANSWER_MS);
+    this.awaitingAnswer.add(key);
     this.want(tx.answerBy);
     this.cast(entry.gateway, { type: 'sip.request', key, method: req.method, callId: req.callId, dialog: dk, source: tx.source, raw: sip.serializeMessage(req).toString('latin1') });
   }
@@ -364,6 +374,7 @@ export class SipCore {
     const entry = dk ? this.dialogs.get(dk) : undefined;
     if (!entry || !dk) return;
     delete entry.twoXx;
+    this.awaitingAck.delete(dk);
     this.cast(entry.gateway, { type: 'sip.ack', dialog: dk, callId: ack.callId, raw: sip.serializeMessage(ack).toString('latin1') });
   }
 
@@ -375,7 +386,10 @@ export class SipCore {
 
   private answer(key: string, res: SipResponse): void {
     const tx = this.txs.get(key);
-    if (tx && res.status >= 200) tx.final = true;
+    if (tx && res.status >= 200) {
+      tx.final = true;
+      this.awaitingAnswer.delete(key);
+    }
     responsesTotal.inc({ status: String(res.status) });
     this.run(this.table.respond(key, res, this.now()));
   }
@@ -423,6 +437,7 @@ export class SipCore {
       entry.dialog = sip.remoteInviteDone(entry.dialog);
       if (isInvite2xx) {
         entry.twoXx = { schedule: sip.start2xxRetransmit(this.now()), bytes: sip.serializeMessage(res) };
+        this.awaitingAck.add(tx.dialog!);
         this.want(entry.twoXx.schedule.next);
       }
     }
@@ -581,6 +596,7 @@ export class SipCore {
     if (!entry) return;
     if (entry.noAck) reason = 'no-ack';
     this.dialogs.delete(dk);
+    this.awaitingAck.delete(dk);
     this.acks.delete(dk);
     if (entry.gateway) this.cast(entry.gateway, { type: 'sip.dialogEnded', dialog: dk, callId: entry.dialog.id.callId, reason });
   }
@@ -598,8 +614,14 @@ export class SipCore {
 
   private nextDeadline(): number | undefined {
     let min = this.table.nextDeadline();
-    for (const e of this.dialogs.values()) if (e.twoXx && (min === undefined || e.twoXx.schedule.next < min)) min = e.twoXx.schedule.next;
-    for (const tx of this.txs.values()) if (tx.answerBy !== undefined && !tx.final && (min === undefined || tx.answerBy < min)) min = tx.answerBy;
+    for (const dk of this.awaitingAck) {
+      const e = this.dialogs.get(dk);
+      if (e?.twoXx && (min === undefined || e.twoXx.schedule.next < min)) min = e.twoXx.schedule.next;
+    }
+    for (const key of this.awaitingAnswer) {
+      const tx = this.txs.get(key);
+      if (tx?.answerBy !== undefined && !tx.final && (min === undefined || tx.answerBy < min)) min = tx.answerBy;
+    }
     return min;
   }
 
@@ -628,14 +650,16 @@ export class SipCore {
     const now = this.now();
     this.lastFire = now;
     this.run(this.table.fire(now));
-    for (const [key, tx] of this.txs) {
-      if (tx.answerBy === undefined || tx.final || tx.answerBy > now) continue;
+    for (const key of [...this.awaitingAnswer]) {
+      const tx = this.txs.get(key);
+      if (!tx || tx.answerBy === undefined || tx.final || tx.answerBy > now) continue;
       this.log.warn({ callId: tx.request.callId, method: tx.request.method }, 'gateway gave no final answer in time: 408');
       this.refuse(key, 408, [], 'No Answer From Application');
       if (tx.gateway && tx.request.method === 'INVITE' && !tx.dialog) this.cast(tx.gateway, { type: 'sip.cancelled', key, callId: tx.request.callId, reason: 'timeout' });
     }
-    for (const [dk, e] of this.dialogs) {
-      if (!e.twoXx || e.twoXx.schedule.next > now) continue;
+    for (const dk of [...this.awaitingAck]) {
+      const e = this.dialogs.get(dk);
+      if (!e?.twoXx || e.twoXx.schedule.next > now) continue;
       const r = sip.on2xxRetransmitTimer(e.twoXx.schedule);
       if (r.retransmit) {
         e.twoXx.schedule = r.schedule;
@@ -643,6 +667,7 @@ export class SipCore {
       } else {
         this.log.warn({ callId: e.dialog.id.callId }, '2xx never acknowledged: sending BYE');
         e.twoXx = undefined;
+        this.awaitingAck.delete(dk);
         e.noAck = true;
         this.request({ dialog: dk, method: 'BYE' }).catch(() => undefined).finally(() => this.endDialog(dk, 'no-ack'));
       }

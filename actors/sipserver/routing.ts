@@ -10,6 +10,8 @@
  * - A lookup over the deadline → 503 + Retry-After too (the handler is overloaded).
  * - `proxy` → 501: the SIP server is a UAS/B2BUA, it does not forward (docs say why).
  */
+import http from 'node:http';
+import https from 'node:https';
 import type { SipRequest } from '../../protocols/sip/index.js';
 import { formatUri, isSipUri } from '../../protocols/sip/index.js';
 
@@ -68,24 +70,49 @@ export function parseRouteAnswer(text: string): RouteDecision {
   }
 }
 
+/**
+ * Keep-alive agents: one route lookup per new call, so the connection to the handler is kept
+ * (fetch cost ~0.6 ms of CPU a lookup here, a pooled node:http request a fraction of that).
+ */
+const agents = { http: new http.Agent({ keepAlive: true, maxSockets: 64 }), https: new https.Agent({ keepAlive: true, maxSockets: 64 }) };
+/** A route handler's answer is a small JSON object: more than this is refused. */
+const MAX_ANSWER_BYTES = 64 * 1024;
+
 /** GET the handler; never throws. */
-export async function lookupRoute(url: string, query: URLSearchParams, timeoutMs: number): Promise<RouteDecision> {
-  const target = `${url}${url.includes('?') ? '&' : '?'}${query.toString()}`;
-  let res: Response;
-  try {
-    res = await fetch(target, { signal: AbortSignal.timeout(timeoutMs), headers: { accept: 'application/json' } });
-  } catch (err) {
-    const timedOut = (err as Error).name === 'TimeoutError';
-    return timedOut
-      ? { action: 'error', status: 503, reason: `route lookup took over ${timeoutMs} ms`, outcome: 'timeout' }
-      : { action: 'error', status: 503, reason: 'route handler unreachable', outcome: 'unreachable' };
-  }
-  let text: string;
-  try {
-    text = await res.text();
-  } catch {
-    return { action: 'error', status: 503, reason: 'route handler answer cut off', outcome: 'unreachable' };
-  }
-  if (!res.ok) return { action: 'error', status: 503, reason: `route handler answered HTTP ${res.status}`, outcome: 'unreachable' };
-  return parseRouteAnswer(text);
+export function lookupRoute(url: string, query: URLSearchParams, timeoutMs: number): Promise<RouteDecision> {
+  const target = new URL(`${url}${url.includes('?') ? '&' : '?'}${query.toString()}`);
+  const secure = target.protocol === 'https:';
+  return new Promise<RouteDecision>((resolve) => {
+    let settled = false;
+    const done = (d: RouteDecision) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(d);
+    };
+    const req = (secure ? https : http).request(target, { agent: secure ? agents.https : agents.http, headers: { accept: 'application/json' } }, (res) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on('data', (c: Buffer) => {
+        size += c.length;
+        if (size > MAX_ANSWER_BYTES) {
+          req.destroy();
+          done({ action: 'error', status: 500, reason: `route handler answer is over ${MAX_ANSWER_BYTES} bytes`, outcome: 'malformed' });
+        } else chunks.push(c);
+      });
+      res.on('end', () => {
+        const status = res.statusCode ?? 0;
+        if (status < 200 || status > 299) done({ action: 'error', status: 503, reason: `route handler answered HTTP ${status}`, outcome: 'unreachable' });
+        else done(parseRouteAnswer(Buffer.concat(chunks).toString('utf8')));
+      });
+      res.on('error', () => done({ action: 'error', status: 503, reason: 'route handler answer cut off', outcome: 'unreachable' }));
+      res.on('aborted', () => done({ action: 'error', status: 503, reason: 'route handler answer cut off', outcome: 'unreachable' }));
+    });
+    const timer = setTimeout(() => {
+      done({ action: 'error', status: 503, reason: `route lookup took over ${timeoutMs} ms`, outcome: 'timeout' });
+      req.destroy();
+    }, timeoutMs);
+    req.on('error', () => done({ action: 'error', status: 503, reason: 'route handler unreachable', outcome: 'unreachable' }));
+    req.end();
+  });
 }

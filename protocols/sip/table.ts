@@ -13,6 +13,7 @@
  */
 import { cancelledInviteKey, clientTransactionKey, responseTransactionKey, serverTransactionKey } from './matching.js';
 import type { TimerConfig, TimerName } from './timers.js';
+import { DeadlineHeap } from './deadlines.js';
 import {
   createClientTransaction,
   createServerTransaction,
@@ -37,6 +38,8 @@ export interface TableResult {
 
 export class TransactionTable {
   private readonly txs = new Map<string, Transaction>();
+  /** Every timer deadline set, earliest first; stale ones are skipped (deadlines.ts). */
+  private readonly deadlines = new DeadlineHeap();
 
   constructor(private readonly config?: TimerConfig) {}
 
@@ -89,9 +92,11 @@ export class TransactionTable {
 
   /** The earliest running timer deadline, or undefined when no timer runs. */
   nextDeadline(): number | undefined {
-    let min: number | undefined;
-    for (const tx of this.txs.values()) for (const d of Object.values(tx.timers)) if (d !== undefined && (min === undefined || d < min)) min = d;
-    return min;
+    for (;;) {
+      const d = this.deadlines.peek();
+      if (!d || this.live(d.key, d.timer, d.at)) return d?.at;
+      this.deadlines.pop();
+    }
   }
 
   /**
@@ -99,12 +104,17 @@ export class TransactionTable {
    * own deadline, so a late call does not shift the retransmission schedule.
    */
   fire(now: number): KeyedAction[] {
-    const due: Array<[number, string, TimerName]> = [];
-    for (const [key, tx] of this.txs) for (const [name, d] of Object.entries(tx.timers)) if (d !== undefined && d <= now) due.push([d, key, name as TimerName]);
-    due.sort((a, b) => a[0] - b[0]);
     const out: KeyedAction[] = [];
-    for (const [deadline, key, timer] of due) out.push(...this.event(key, { type: 'timer', timer }, deadline));
+    for (let d = this.deadlines.peek(); d && d.at <= now; d = this.deadlines.peek()) {
+      this.deadlines.pop();
+      if (this.live(d.key, d.timer, d.at)) out.push(...this.event(d.key, { type: 'timer', timer: d.timer }, d.at));
+    }
     return out;
+  }
+
+  /** The transaction `key` still runs `timer` with this deadline (else the heap entry is stale). */
+  private live(key: string, timer: TimerName, at: number): boolean {
+    return this.txs.get(key)?.timers[timer] === at;
   }
 
   private event(key: string, e: TransactionEvent, now: number): KeyedAction[] {
@@ -114,7 +124,13 @@ export class TransactionTable {
 
   private apply(key: string, s: Step): KeyedAction[] {
     if (s.tx.state === 'terminated') this.txs.delete(key);
-    else this.txs.set(key, s.tx);
+    else {
+      const before = this.txs.get(key)?.timers;
+      this.txs.set(key, s.tx);
+      for (const [name, at] of Object.entries(s.tx.timers) as Array<[TimerName, number | undefined]>) {
+        if (at !== undefined && before?.[name] !== at) this.deadlines.push({ at, key, timer: name });
+      }
+    }
     return s.actions.map((action) => ({ key, action }));
   }
 }
