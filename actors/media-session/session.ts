@@ -320,9 +320,17 @@ export class Session implements RtpHost {
     return ok(c, { recording_id: r.id, endpoint_id, file_path: r.filePath, started_at_epoch_ms: r.startedAt });
   }
 
-  /** Give every RTP endpoint the tap of the recordings that hear it (null: none). */
+  /**
+   * Give every RTP endpoint the tap of the recordings that hear it (null: none). A tapped source
+   * leaves the native path: a rule may have been set again while the recording's file was being
+   * created, and its packets would bypass the tap.
+   */
   private retap(): void {
-    for (const ep of this.endpoints.values()) if (ep.type === 'rtp') ep.tap = this.recordings.tapFor(ep);
+    for (const ep of this.endpoints.values()) {
+      if (ep.type !== 'rtp') continue;
+      ep.tap = this.recordings.tapFor(ep);
+      if (ep.tap && ep.fastSource) this.fast.take(ep, 'source');
+    }
   }
 
   /** A file endpoint changed state (a command, or its clock reached the end). */

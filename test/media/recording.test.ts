@@ -229,3 +229,30 @@ test('a write queue of one packet drops a burst\'s excess and counts it: written
   t.true(done.dropped_packets > 0, `${done.dropped_packets} dropped of ${received}`);
   t.is(packetsOf(t, done.file_path).length, done.packets);
 });
+
+test('a recording started on a stream the native path carries records every packet from then on, and the stream stays whole', async (t) => {
+  const dir = recordingsDir(t);
+  const { c } = await bridgeSession(t, { recordingDir: dir });
+  const a = await RtpPeer.open(t);
+  const b = await RtpPeer.open(t);
+  const legA = await leg(c, a);
+  await leg(c, b);
+  const sending = a.sendSine(legA.bridge, { freq: 900, ms: 3000, seq: 0 });
+  const native = async () => ((await c.call('session.info', {})).endpoints.find((e) => e.endpoint_id === legA.id)?.native_path as { source: boolean } | null)?.source;
+  let deadline = Date.now() + 2000;
+  while (!(await native()) && Date.now() < deadline) await sleep(50);
+  t.true(await native(), 'forwarded natively before the recording');
+  const rec = await c.call('recording.start', { endpoint_id: legA.id });
+  t.false(await native(), 'a recorded source is not on the native path');
+  await sleep(800);
+  const done = await c.call('recording.stop', { recording_id: rec.recording_id });
+  const seqs = packetsOf(t, done.file_path).map((p) => rtpOf(p)!.sequenceNumber);
+  t.true(seqs.length >= 25, `${seqs.length} packets in 800 ms`);
+  t.deepEqual(seqs, Array.from({ length: seqs.length }, (_, i) => seqs[0]! + i), 'no gap: no packet went around the tap');
+  deadline = Date.now() + 2000;
+  while (!(await native()) && Date.now() < deadline) await sleep(50);
+  t.true(await native(), 'native again once the recording stopped');
+  await sending;
+  await sleep(100);
+  t.true(b.received.length >= 148, `B heard ${b.received.length} of 150`);
+});
