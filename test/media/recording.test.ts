@@ -35,13 +35,19 @@ function packetsOf(t: ExecutionContext, path: string): PcapPacket[] {
 
 const rtpOf = (p: PcapPacket) => parseRtp(p.payload);
 
-test('an endpoint recording holds every packet its peer sent, in order, stamped on the clock of removed_at_epoch_ms; removing the endpoint stops it', async (t) => {
+/** A bridge recording into a fresh directory, a session, and two plain RTP legs: A's peer sends to B's. */
+async function twoLegs(t: ExecutionContext) {
   const dir = recordingsDir(t);
   const { c } = await bridgeSession(t, { recordingDir: dir });
   const a = await RtpPeer.open(t);
   const b = await RtpPeer.open(t);
   const legA = await leg(c, a);
   await leg(c, b);
+  return { dir, c, a, b, legA };
+}
+
+test('an endpoint recording holds every packet its peer sent, in order, stamped on the clock of removed_at_epoch_ms; removing the endpoint stops it', async (t) => {
+  const { dir, c, a, b, legA } = await twoLegs(t);
   const started = await c.call('recording.start', { endpoint_id: legA.id, file_name: 'leg-a.pcap' });
   t.is(started.file_path, join(dir, 'leg-a.pcap'));
   t.is(started.endpoint_id, legA.id);
@@ -231,12 +237,7 @@ test('a write queue of one packet drops a burst\'s excess and counts it: written
 });
 
 test('a recording started on a stream the native path carries records every packet from then on, and the stream stays whole', async (t) => {
-  const dir = recordingsDir(t);
-  const { c } = await bridgeSession(t, { recordingDir: dir });
-  const a = await RtpPeer.open(t);
-  const b = await RtpPeer.open(t);
-  const legA = await leg(c, a);
-  await leg(c, b);
+  const { dir, c, a, b, legA } = await twoLegs(t);
   const sending = a.sendSine(legA.bridge, { freq: 900, ms: 3000, seq: 0 });
   const native = async () => ((await c.call('session.info', {})).endpoints.find((e) => e.endpoint_id === legA.id)?.native_path as { source: boolean } | null)?.source;
   let deadline = Date.now() + 2000;
