@@ -196,6 +196,8 @@ class Front {
       fileDir: this.a.fileDir,
       fileMaxBytes: this.a.fileMaxBytes,
       wsConnectTimeoutMs: this.a.wsConnectTimeoutMs,
+      recordingDir: this.a.recordingDir,
+      recordingQueuePackets: this.a.recordingQueuePackets,
     };
     const shared = { mode: 'shared' as const, group: 'media' };
     await this.ctx.spawn({

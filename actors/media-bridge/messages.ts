@@ -53,5 +53,7 @@ export interface BridgeArgs {
   fileMaxBytes: number;
   /** A WebSocket endpoint not dialled in this long is removed. */
   wsConnectTimeoutMs: number;
+  recordingDir: string | null;
+  recordingQueuePackets: number;
   sessionModule: string;
 }

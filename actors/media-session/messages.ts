@@ -92,6 +92,10 @@ export interface SessionArgs {
   fileMaxBytes?: number;
   /** A WebSocket endpoint not dialled in this long is removed (absent: 30 s). */
   wsConnectTimeoutMs?: number;
+  /** Directory recordings are written to (null or absent: recording is off). */
+  recordingDir?: string | null;
+  /** Records a recording keeps waiting for the disk at most (absent: 1000); beyond, they are dropped and counted. */
+  recordingQueuePackets?: number;
   /** How often the session checks that the front still knows it (default 5000 ms). */
   ownerCheckMs?: number;
 }

@@ -21,6 +21,7 @@ import { intersectDirections } from '../../protocols/media/routing.js';
 import type { EndpointInfo } from '../../protocols/media/results.js';
 import type { SocketPair } from './socket-pair.js';
 import type { RtpEndpointSnapshot, RtpState } from './snapshot.js';
+import type { Tap } from './recording.js';
 
 export type Outcome<T> = { ok: true; value: T } | { ok: false; message: string };
 
@@ -50,6 +51,8 @@ export class RtpEndpoint {
   requestedDirection: Direction;
   override: Direction | null;
   local: LocalMedia;
+  /** Set while a recording hears this endpoint (recording.ts): each decrypted datagram goes to it. */
+  tap: Tap | null = null;
   negotiated: Negotiated | null;
   pending: PendingOffer | null;
   latched: { address: string; port: number } | null;
@@ -251,7 +254,7 @@ export class RtpEndpoint {
     const now = Date.now();
     // RTCP on the RTP port is taken as RTCP whether or not rtcp-mux was negotiated (RFC 5761
     // demultiplexing by payload type): it is never counted or routed as media.
-    if (rtcp || isRtcpPacket(data)) return this.receiveRtcp(data, now);
+    if (rtcp || isRtcpPacket(data)) return this.receiveRtcp(data, address, port, rtcp, now);
     // A packet the native rule did not take: the rule's state comes back before JS uses it.
     if (this.fastSource) this.host.takeFast(this, 'source');
     let packet: Uint8Array = data;
@@ -284,6 +287,7 @@ export class RtpEndpoint {
     const clock = n.sendCodec.clockRate;
     updateReceiveStats(this.stats, h.sequenceNumber, h.timestamp, Math.round((now * clock) / 1000));
     if (this.state !== 'connected') this.setState('connected');
+    if (this.tap) this.tap(packet, address, port, false, now);
     this.host.media(this, h, packet.subarray(h.headerLength, h.headerLength + h.payloadLength));
   }
 
@@ -304,7 +308,7 @@ export class RtpEndpoint {
     return port === (rtcp ? n.remote.rtcpPort : n.remote.port);
   }
 
-  private receiveRtcp(data: Uint8Array, now: number): void {
+  private receiveRtcp(data: Uint8Array, address: string, port: number, rtcp: boolean, now: number): void {
     let packet: Uint8Array = data;
     if (this.recv) {
       const r = this.recv.unprotectRtcp(data, now);
@@ -317,6 +321,7 @@ export class RtpEndpoint {
       return;
     }
     this.counters.rtcpIn++;
+    if (this.tap) this.tap(packet, address, port, rtcp, now);
     for (const p of parsed) {
       if (p.type === 'sr') this.lastSr = { ntpMid: ((p.ntpMsw & 0xffff) << 16 | (p.ntpLsw >>> 16)) >>> 0, at: now };
     }

@@ -24,6 +24,7 @@ import { ToneEndpoint } from './tone-endpoint.js';
 import { FileEndpoint } from './file-endpoint.js';
 import { loadLocalFile } from './file-source.js';
 import { WsEndpoint } from './ws-endpoint.js';
+import { DEFAULT_RECORDING_QUEUE_PACKETS, Recordings } from './recording.js';
 import { BRIDGE_RATE, BridgeEndpoint, mirrorDirection } from './bridge-endpoint.js';
 import { AUDIO_PATH_PREFIX } from '../../protocols/media/commands.js';
 import { filesFinished, markReported, mediaTimeouts, reportCounters, toneFinished, transfers } from './metrics.js';
@@ -112,11 +113,18 @@ export class Session implements RtpHost {
   private nextTickAt = 0;
   private sessionVersion = 1;
   readonly createdAt = Date.now();
+  private readonly recordings: Recordings;
 
   constructor(
     readonly args: SessionArgs,
     private readonly env: SessionEnv,
   ) {
+    this.recordings = new Recordings(args.recordingDir ?? null, args.recordingQueuePackets ?? DEFAULT_RECORDING_QUEUE_PACKETS, {
+      stopped: (summary) => {
+        this.retap();
+        this.env.emit('recording.stopped', summary);
+      },
+    });
     // Sessions made together must not all do their housekeeping in the same millisecond.
     this.housekeepingTimer = env.setTimeout(() => {
       this.housekeepingTimer = env.setInterval(() => this.housekeeping(), 1000);
@@ -244,15 +252,28 @@ export class Session implements RtpHost {
       case 'endpoint.remove': {
         const ep = this.endpoints.get(c.params.endpoint_id);
         if (!ep) return this.noEndpoint(c.params.endpoint_id);
+        this.recordings.endpointGone(ep.id, 'endpoint_removed');
         this.detach(ep);
         const removedAt = Date.now();
         ep.close();
         return ok(c, { removed_at_epoch_ms: removedAt });
       }
+      case 'recording.start':
+        return this.startRecording(c);
+      case 'recording.stop': {
+        const done = await this.recordings.stop(c.params.recording_id);
+        if (!done) return fail('ENDPOINT_ERROR', `no recording ${c.params.recording_id} in this session (never started, already stopped, or stopped by itself: see recording.stopped)`);
+        this.retap();
+        return ok(c, done);
+      }
       case 'endpoint.transfer':
         return this.transferOut(c.params.endpoint_id, c.params.target_session_id, targetActor);
-      case 'session.destroy':
-        return ok(c, { session_id: this.args.sessionId, destroyed: true, lingering: this.destroy() });
+      case 'session.destroy': {
+        const lingering = this.destroy();
+        // Recordings end with the session: their files are complete when the destroy is answered.
+        await this.recordings.closeAll();
+        return ok(c, { session_id: this.args.sessionId, destroyed: true, lingering });
+      }
       default:
         return fail('NOT_IMPLEMENTED', `${c.method} is not available in this version of the bridge`);
     }
@@ -273,6 +294,43 @@ export class Session implements RtpHost {
     const ep = new FileEndpoint(randomUUID(), source, loaded.file, start_ms, loop_count, gain_db);
     this.add(ep);
     return ok(c, { endpoint_id: ep.id, state: ep.state, duration_ms: ep.durationMs });
+  }
+
+  private async startRecording(c: Extract<SessionCommand, { method: 'recording.start' }>): Promise<SessionOutcome<'recording.start'>> {
+    const { endpoint_id, file_name } = c.params;
+    const check = () => {
+      if (endpoint_id === null) return null;
+      const ep = this.endpoints.get(endpoint_id);
+      if (!ep) return this.noEndpoint(endpoint_id);
+      if (ep.type !== 'rtp') return fail('ENDPOINT_ERROR', `endpoint ${endpoint_id} is a ${ep.type} endpoint: only what RTP endpoints receive is recorded in this version`);
+      return null;
+    };
+    const refused = check();
+    if (refused) return refused;
+    const started = await this.recordings.start(endpoint_id, file_name);
+    if (!started.ok) return fail(started.code, started.message);
+    const r = started.recording;
+    // The file was created asynchronously: the session may have closed or the endpoint gone meanwhile.
+    const gone = this.isClosed ? fail('SESSION_NOT_FOUND', `session ${this.args.sessionId} closed while the recording file was being created`) : check();
+    if (gone) {
+      await this.recordings.stop(r.id);
+      return gone;
+    }
+    this.retap();
+    return ok(c, { recording_id: r.id, endpoint_id, file_path: r.filePath, started_at_epoch_ms: r.startedAt });
+  }
+
+  /**
+   * Give every RTP endpoint the tap of the recordings that hear it (null: none). A tapped source
+   * leaves the native path: a rule may have been set again while the recording's file was being
+   * created, and its packets would bypass the tap.
+   */
+  private retap(): void {
+    for (const ep of this.endpoints.values()) {
+      if (ep.type !== 'rtp') continue;
+      ep.tap = this.recordings.tapFor(ep);
+      if (ep.tap && ep.fastSource) this.fast.take(ep, 'source');
+    }
   }
 
   /** A file endpoint changed state (a command, or its clock reached the end). */
@@ -411,6 +469,7 @@ export class Session implements RtpHost {
 
   private add(ep: Endpoint): void {
     this.endpoints.set(ep.id, ep);
+    if (ep.type === 'rtp') ep.tap = this.recordings.tapFor(ep);
     this.replan();
   }
 
@@ -430,6 +489,9 @@ export class Session implements RtpHost {
     if (!ep) return this.noEndpoint(id);
     if (ep.type !== 'rtp') return fail('INVALID_PARAMS', `a ${ep.type} endpoint cannot be transferred (only RTP and WebRTC endpoints can)`);
     if (!targetActor) return fail('SESSION_NOT_FOUND', `session ${targetSessionId} does not exist`);
+    // Spec, transfer rule 2: active recordings on the endpoint are stopped (a rollback does not restart them).
+    this.recordings.endpointGone(ep.id, 'transferred');
+    ep.tap = null;
     this.detach(ep);
     const snapshot = ep.snapshot();
     const sockets = ep.handOver();
@@ -589,7 +651,8 @@ export class Session implements RtpHost {
         this.forwarded++;
         // Forwarded by JS once: the native path can carry this stream from the next packet on
         // (not when a PCM destination hears it too: the native path would starve it).
-        if (targets.length === 1 && !heardAsPcm) this.fast.maybeSet(ep, targets);
+        // Nor when a recording hears it: its packets must reach JS's tap.
+        if (targets.length === 1 && !heardAsPcm && !ep.tap) this.fast.maybeSet(ep, targets);
       } else if (!decoded) decode();
     }
     if (heardAsPcm && !decoded) decode();
@@ -741,6 +804,7 @@ export class Session implements RtpHost {
       endpoints: [...this.endpoints.values()].map((e) => e.info()),
       routes: [...this.plan.values()].map((r) => ({ destination: r.destination, sources: r.sources, mode: r.mode })),
       relays_held: this.relays.size,
+      recordings: this.recordings.info(),
     };
   }
 
@@ -772,6 +836,7 @@ export class Session implements RtpHost {
         if (ep.type === 'rtp') reportCounters(ep, ep.counters);
         ep.close('session closed');
       }
+      void this.recordings.closeAll();
       this.endpoints.clear();
       this.plan.clear();
       this.targetsOf.clear();

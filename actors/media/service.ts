@@ -29,6 +29,8 @@ export const mediaSettings = {
   fileDir: str({ env: 'MEDIA_FILE_DIR', flag: 'media-file-dir', description: 'Directory file endpoints play local files from (empty: local file playback is off)', expect: 'an absolute directory path or empty', default: '', valid: (v) => isAbsolute(v) }),
   fileMaxBytes: int({ env: 'MEDIA_FILE_MAX_BYTES', flag: 'media-file-max-bytes', description: 'Largest local file a file endpoint opens, in bytes', min: 1024, max: 2 ** 31, default: 100 * 1024 * 1024 }),
   wsConnectTimeoutMs: int({ env: 'MEDIA_WS_CONNECT_TIMEOUT_MS', flag: 'media-ws-connect-timeout-ms', description: 'A WebSocket PCM endpoint whose client has not dialled in this long is removed (with endpoint.ws.connect_timeout)', min: 100, max: 3_600_000, default: 30_000 }),
+  recordingDir: str({ env: 'MEDIA_RECORDING_DIR', flag: 'media-recording-dir', description: 'Directory recording.start writes PCAP files to (empty: recording is off)', expect: 'an absolute directory path or empty', default: '', valid: (v) => isAbsolute(v) }),
+  recordingQueuePackets: int({ env: 'MEDIA_RECORDING_QUEUE_PACKETS', flag: 'media-recording-queue-packets', description: 'Packets a recording keeps waiting for the disk at most; beyond, they are dropped and counted (dropped_packets)', min: 1, max: 1_000_000, default: 1000 }),
   allowOpenWithoutToken: bool({ env: 'MEDIA_ALLOW_OPEN', flag: 'media-allow-open', description: 'Allow a non-loopback MEDIA_HOST without a token (not recommended)', default: false }),
 };
 
@@ -63,6 +65,8 @@ export function bridgeArgs(v: MediaValues): BridgeArgs {
     fileDir: v.fileDir || null,
     fileMaxBytes: v.fileMaxBytes,
     wsConnectTimeoutMs: v.wsConnectTimeoutMs,
+    recordingDir: v.recordingDir || null,
+    recordingQueuePackets: v.recordingQueuePackets,
     sessionModule: SESSION_MODULE,
   };
 }

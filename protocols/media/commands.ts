@@ -65,6 +65,9 @@ export const SHAPES = {
   'endpoint.file.seek': { endpoint_id: endpointId, position_ms: required(number({ min: 0, max: Number.MAX_SAFE_INTEGER, integer: true, unit: 'ms' })) },
   'endpoint.create_websocket': { direction, sample_rate: optional(oneOfNumbers(WS_SAMPLE_RATES), 8000) },
   'endpoint.create_bridge': { target_session_id: required(uuid), direction },
+  // Recording (the spec shows no parameters; these are ours). endpoint_id null: the whole session.
+  'recording.start': { endpoint_id: optional(nullable(string({ min: 1, max: 128 })), null), file_name: optional(string({ min: 1, max: 200 }), undefined) },
+  'recording.stop': { recording_id: required(string({ min: 1, max: 128 })) },
 } as const;
 
 export type Method = keyof typeof SHAPES;

@@ -24,7 +24,30 @@ export interface SessionInfo {
   endpoints: EndpointInfo[];
   routes: Array<{ destination: string; sources: string[]; mode: 'forward' | 'mix' | 'silent' }>;
   relays_held: number;
+  /** The session's running recordings. */
+  recordings?: Array<{ recording_id: string; endpoint_id: string | null; file_path: string; started_at_epoch_ms: number; packets: number; dropped_packets: number }>;
 }
+
+/** What a recording's stop says (recording.stop's answer, and recording.stopped's payload). */
+export interface RecordingSummary {
+  recording_id: string;
+  /** The recorded endpoint; null: the whole session. */
+  endpoint_id: string | null;
+  /** The PCAP file, in the recordings directory (MEDIA_RECORDING_DIR). */
+  file_path: string;
+  /** Records written (RTP and RTCP datagrams). */
+  packets: number;
+  /** Records lost: the write queue was full, or the disk failed. */
+  dropped_packets: number;
+  /** Bytes of the file (the 24-byte header included). */
+  bytes: number;
+  started_at_epoch_ms: number;
+  stopped_at_epoch_ms: number;
+  duration_ms: number;
+}
+
+/** Why a recording stopped without recording.stop. */
+export type RecordingStopReason = 'transferred' | 'endpoint_removed' | 'session_destroyed' | 'io_error';
 
 export interface Results {
   'session.create': { session_id: string };
@@ -47,6 +70,8 @@ export interface Results {
   'endpoint.file.seek': { state: FileState; position_ms: number };
   'endpoint.create_websocket': { endpoint_id: string; connect_token: string; audio_path: string };
   'endpoint.create_bridge': { endpoint_id: string; target_endpoint_id: string };
+  'recording.start': { recording_id: string; endpoint_id: string | null; file_path: string; started_at_epoch_ms: number };
+  'recording.stop': RecordingSummary;
   // The spec's WebRTC results. This version of the bridge answers these NOT_IMPLEMENTED.
   'endpoint.webrtc.create_from_offer': { endpoint_id: string; sdp_answer: string };
   'endpoint.webrtc.create_offer': { endpoint_id: string; sdp_offer: string };
@@ -74,4 +99,6 @@ export interface Events {
   'endpoint.bridged': { session_id: string; endpoint_id: string; peer_session_id: string; peer_endpoint_id: string };
   /** The other side of a bridge went (removed, or its session ended): this side has been removed too. */
   'endpoint.bridge.removed': { session_id: string; endpoint_id: string; peer_session_id: string; reason: 'peer removed' | 'peer session closed'; removed_at_epoch_ms: number };
+  /** A recording ended without recording.stop; its file is complete and closed. `error`: the disk's, for io_error. */
+  'recording.stopped': { session_id: string; reason: RecordingStopReason; error?: string } & RecordingSummary;
 }

@@ -68,8 +68,10 @@ test('unknown and not-yet methods are refused before session_id is looked at; se
   };
   t.is(code('session.list'), 'METHOD_NOT_FOUND');
   t.is(code('endpoint.webrtc.create_offr'), 'METHOD_NOT_FOUND');
-  t.is(code('recording.start'), 'METHOD_NOT_FOUND');
-  t.is(code('endpoint.create_file'), 'NOT_IMPLEMENTED');
+  t.is(code('recording.start'), 'INVALID_PARAMS', 'recording is built (issue 17): without session_id it is refused for that');
+  t.is(code('recording.start', { session_id: SID }), 'accepted');
+  t.is(code('recording.stop', { session_id: SID }), 'INVALID_PARAMS');
+  t.is(code('endpoint.create_file'), 'INVALID_PARAMS', 'file endpoints are built: without source (and session_id) it is refused for that');
   t.is(code('session.attach', { session_id: SID }), 'METHOD_NOT_FOUND');
   t.is(code('__proto__'), 'METHOD_NOT_FOUND');
   t.is(code('endpoint.webrtc.create_offer', { session_id: SID }), 'accepted', 'the bridge answers NOT_IMPLEMENTED itself');

@@ -44,7 +44,7 @@ const names = (field: string) => new RegExp(`(^|[^\\w])${field.replace(/[.[\]]/g
 
 // ---- the table of methods, their parameters and a minimal valid call (from the spec) ----
 
-type Kind = 'endpointId' | 'sdp' | 'direction' | 'directionOrAuto' | 'bool' | 'codecs' | 'generation' | 'uuid' | 'optionalUuid' | 'tone' | 'frequency' | 'duration' | 'source' | 'startMs' | 'loopCount' | 'gainDb' | 'positionMs' | 'sampleRate';
+type Kind = 'endpointId' | 'sdp' | 'direction' | 'directionOrAuto' | 'bool' | 'codecs' | 'generation' | 'uuid' | 'optionalUuid' | 'tone' | 'frequency' | 'duration' | 'source' | 'startMs' | 'loopCount' | 'gainDb' | 'positionMs' | 'sampleRate' | 'optionalEndpointId' | 'fileName';
 
 interface MethodCase {
   fields: Record<string, Kind>;
@@ -145,6 +145,13 @@ const CASES: Record<Method, MethodCase> = {
     full: { target_session_id: U2, direction: 'recvonly' },
     fullResult: { target_session_id: U2.toLowerCase(), direction: 'recvonly' },
   },
+  'recording.start': {
+    fields: { endpoint_id: 'optionalEndpointId', file_name: 'fileName' },
+    minimal: {},
+    defaults: { endpoint_id: null, file_name: undefined },
+    full: { endpoint_id: 'e1', file_name: 'call-1.pcap' },
+  },
+  'recording.stop': { fields: { recording_id: 'endpointId' }, minimal: { recording_id: 'r1' }, defaults: { recording_id: 'r1' }, full: { recording_id: U1 } },
 };
 
 /** Wrong values for each kind of parameter: [label, value (undefined = omitted), what the message says]. */
@@ -284,6 +291,17 @@ const BAD: Record<Kind, Array<[string, unknown, RegExp]>> = {
     ['a string', '8000', /one of 8000, 16000, 48000; got "8000"/],
     ['null', null, /got null/],
   ],
+  optionalEndpointId: [
+    ['a number', 5, /must be a string; got number 5/],
+    ['empty', '', /must not be empty/],
+    ['129 characters', 'e'.repeat(129), /longer than 128/],
+  ],
+  fileName: [
+    ['empty', '', /must not be empty/],
+    ['a number', 1, /must be a string/],
+    ['null', null, /must be a string; got null/],
+    ['201 characters', 'a'.repeat(201), /longer than 200/],
+  ],
   positionMs: [
     ['missing', undefined, /required/],
     ['negative', -20, /between 0 and/],
@@ -312,6 +330,8 @@ const GOOD: Record<Kind, Array<[unknown, unknown]>> = {
   gainDb: [[-60, -60], [20, 20], [-3.5, -3.5], [undefined, 0]],
   positionMs: [[0, 0], [999_999, 999_999]],
   sampleRate: [[8000, 8000], [16_000, 16_000], [48_000, 48_000], [undefined, 8000]],
+  optionalEndpointId: [['e1', 'e1'], [null, null], [undefined, null]],
+  fileName: [['a.pcap', 'a.pcap'], ['a'.repeat(200), 'a'.repeat(200)], [undefined, undefined]],
 };
 
 function withField(params: Params, field: string, value: unknown): Params {
