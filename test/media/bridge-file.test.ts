@@ -113,7 +113,9 @@ test.serial('seek jumps to the asked place (heard in the tone); a seek past the 
   const done = await c.waitFor('endpoint.file.finished', (e) => e.endpoint_id === endpoint_id, 5000);
   await sleep(100);
   const left = peer.received.length - sought;
-  t.true(left >= 37 && left <= 43, `800 ms (40 packets) left after the seek: ${left}`);
+  // Packets in flight when the seek answers count before it: a few either way, far from the
+  // ~85 of no seek or the ~25 of a seek to 1500 ms.
+  t.true(left >= 33 && left <= 44, `800 ms (40 packets) left after the seek: ${left}`);
   const after = peer.decodedPcmu(before + 2);
   t.true(Math.abs(dominantFrequency(after, 8000) - 1500) < 10, `after the seek: ${dominantFrequency(after, 8000)} Hz`);
   t.true(done.played_ms >= 1000 && done.played_ms <= 1300, `played ${done.played_ms} ms`);

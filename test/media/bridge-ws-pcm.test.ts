@@ -147,5 +147,7 @@ test.serial('a client sending faster than real time is closed (1008), not buffer
   await gone;
   await sleep(200);
   const n = peer.received.length;
-  t.true(n >= 15 && n <= 40, `the peer got what was accepted, not 3.5 s: ${n} packets`);
+  // Some of what was accepted reached the peer (fewer on a loaded machine: what is queued when
+  // the endpoint goes is dropped with it), and never the 175 packets of 3.5 s.
+  t.true(n >= 5 && n <= 40, `the peer got what was accepted, not 3.5 s: ${n} packets`);
 });
