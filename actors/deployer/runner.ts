@@ -6,9 +6,14 @@
  * every deployment that is not terminal is resumed from its stored status (`resumeStep`): a
  * resumed push first looks for its own `Deployment-Id:` commit, so it never commits twice.
  *
- * Rollout monitors arrive in part 2: until then a target whose cluster kind has no monitor fails
- * at once with a message saying so, and the deployment ends failed naming it (the machine's
- * outcome rule) — a clear terminal state, never stuck in monitoring.
+ * Monitoring: once pushed, the embedded swarm reconciler is kicked (swarm-reconciler.ts applies
+ * the commit to the services), and every unfinished target is watched in parallel (monitor.ts)
+ * against its pinned deadline; each outcome is one `target` change, and the machine makes the
+ * parent's outcome once all are in. A resumed `monitoring` deployment just starts its monitors
+ * again with the stored deadlines. A target type without a monitor yet (swarm-stack, the
+ * Kubernetes types until their client lands) fails at once with a message saying so — a clear
+ * terminal state, never stuck in monitoring. Changes of one deployment are applied one at a time
+ * (monitors of several targets report concurrently).
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -22,7 +27,10 @@ import { DEPLOY_TYPES } from '../../protocols/deploy/targets.js';
 import { readChart } from './chart-reader.js';
 import { IacPusher, PushRefused } from './iac-push.js';
 import type { DeployerStore, DeploymentRecord } from './store.js';
-import { deploymentsTotal, pushSeconds } from './metrics.js';
+import { deploymentsTotal, pushSeconds, rolloutSeconds } from './metrics.js';
+import type { DeploymentTarget } from '../../protocols/deploy/status.js';
+import { swarmServiceProbe, watchTarget, type MonitorSettings, type Probe } from './monitor.js';
+import type { SwarmReconciler } from './swarm-reconciler.js';
 
 export interface PublishedEvent {
   deploymentId: string;
@@ -30,19 +38,28 @@ export interface PublishedEvent {
   event: DeploymentEvent;
 }
 
-/** What a target gets until its cluster kind has a rollout monitor (part 2). */
+/** What a target gets when its deploy type has no rollout monitor yet. */
 export function noMonitorMessage(deployType: keyof typeof DEPLOY_TYPES): string {
-  return `no rollout monitor for ${DEPLOY_TYPES[deployType]} clusters yet (${deployType} targets are watched from part 2 of the deployment service)`;
+  return `no rollout monitor for ${deployType} targets (${DEPLOY_TYPES[deployType]} clusters) yet`;
+}
+
+export interface MonitoringParts {
+  reconciler: SwarmReconciler | null;
+  settings: MonitorSettings;
+  /** the actor instance's: monitors stop without an outcome when it aborts */
+  signal: AbortSignal;
 }
 
 export class Runner {
   readonly events$ = new Subject<PublishedEvent>();
   private readonly running = new Set<string>();
+  private readonly chains = new Map<string, Promise<unknown>>();
 
   constructor(
     private readonly store: DeployerStore,
     readonly pusher: IacPusher,
     private readonly log: Logger,
+    private readonly monitoring: MonitoringParts = { reconciler: null, settings: { pollMs: 1000, stabilityMs: 5000 }, signal: new AbortController().signal },
   ) {}
 
   /** Write a new deployment with its first events and start it. */
@@ -73,8 +90,17 @@ export class Runner {
     events.forEach((event, i) => this.events$.next({ deploymentId: id, seq: afterSeq + i + 1, event }));
   }
 
-  /** Apply one change and record it with its events (one transaction), then publish them. */
-  private async change(id: string, change: Change, extra: Partial<DeploymentRecord> = {}): Promise<DeploymentRecord> {
+  /** Apply one change and record it with its events (one transaction), then publish them; one change of a deployment at a time. */
+  private change(id: string, change: Change, extra: Partial<DeploymentRecord> = {}): Promise<DeploymentRecord> {
+    const run = (this.chains.get(id) ?? Promise.resolve()).catch(() => undefined).then(() => this.changeNow(id, change, extra));
+    this.chains.set(id, run);
+    void run.finally(() => {
+      if (this.chains.get(id) === run) this.chains.delete(id);
+    }).catch(() => undefined);
+    return run;
+  }
+
+  private async changeNow(id: string, change: Change, extra: Partial<DeploymentRecord>): Promise<DeploymentRecord> {
     const d = this.store.deployments.get(id);
     if (!d) throw new Error(`deployment ${id} is gone`);
     const applied = unwrap(applyChange({ ...d, ...extra }, change, Date.now()));
@@ -125,10 +151,30 @@ export class Runner {
       step = 'resume-monitors';
     }
     if (step === 'resume-monitors') {
-      for (const t of d.targets) {
-        if (isTerminal(t.status)) continue;
-        d = await this.change(id, { kind: 'target', targetId: t.id, to: 'failed', message: noMonitorMessage(t.deployType) });
-      }
+      const repoId = d.iacRepoId;
+      if (this.monitoring.reconciler !== null) void this.monitoring.reconciler.kick(repoId);
+      const current = d;
+      await Promise.all(current.targets.filter((t) => !isTerminal(t.status)).map((t) => this.monitorTarget(current, t)));
     }
+  }
+
+  /** The probe of a target, or null when its type has no monitor yet. */
+  private probeOf(d: DeploymentRecord, t: DeploymentTarget): { probe: Probe; where: string } | null {
+    const cluster = this.store.clusters.get(t.clusterId);
+    if (cluster === undefined || d.commit === null) return null;
+    if (t.deployType === 'swarm-service') {
+      const reconciler = this.monitoring.reconciler;
+      const refusal = () => (reconciler === null || cluster.appliedElsewhere === true ? null : reconciler.refusalFor(t.id, d.commit as string));
+      return { probe: swarmServiceProbe(cluster.endpoint, t, d.commit, this.monitoring.settings.stabilityMs, refusal), where: `dockerd at ${cluster.endpoint}` };
+    }
+    return null;
+  }
+
+  private async monitorTarget(d: DeploymentRecord, t: DeploymentTarget): Promise<void> {
+    const probe = this.probeOf(d, t);
+    const outcome = probe === null ? { to: 'failed' as const, message: noMonitorMessage(t.deployType) } : await watchTarget(t, probe.probe, this.monitoring.settings.pollMs, this.monitoring.signal, probe.where);
+    if (outcome === null) return; // stopped: the checkpoint stays monitoring and a restart resumes it
+    if (t.monitorStartedAt !== null) rolloutSeconds.observe({ deploy_type: t.deployType, outcome: outcome.to }, (Date.now() - t.monitorStartedAt) / 1000);
+    await this.change(d.id, { kind: 'target', targetId: t.id, to: outcome.to, message: outcome.message });
   }
 }

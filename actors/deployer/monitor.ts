@@ -1,0 +1,78 @@
+/**
+ * The rollout monitor of one deployment target: polls its probe (a swarm service and its tasks
+ * judged by protocols/deploy/swarm-rollout.ts) every `pollMs` until the verdict is final or the
+ * target's pinned deadline (`deadlineAt`, an absolute time in the checkpoint) passes, and returns
+ * the target's outcome. It keeps nothing of its own: a monitor started again after a restart
+ * judges from dockerd's records and the stored deadline alone, so it reports `deployed` at its
+ * first poll when the rollout finished (stably, before the deadline) while the daemon was down,
+ * and `failed` (timed out) at once when the deadline has passed. An unreachable dockerd is one
+ * more reason to wait, named in the timeout message. The instance's signal stops it without an
+ * outcome (SIGTERM: the checkpoint stays `monitoring`).
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { DeploymentTarget } from '../../protocols/deploy/status.js';
+import { judgeSwarmService, timedOutMessage, type SwarmPhase } from '../../protocols/deploy/swarm-rollout.js';
+import { swarmServiceName } from '../../protocols/deploy/swarm-values.js';
+import { monitorPolls } from './metrics.js';
+import { swarmApi } from './swarm-api.js';
+
+export type ProbeVerdict =
+  | { status: 'waiting'; phase: SwarmPhase | string; message: string }
+  | { status: 'deployed'; message: string; at?: number }
+  | { status: 'failed'; message: string };
+
+export type Probe = (now: number) => Promise<ProbeVerdict>;
+
+export interface MonitorSettings {
+  pollMs: number;
+  stabilityMs: number;
+}
+
+/** The probe of a swarm-service target: refused values first, then the service and its tasks. */
+export function swarmServiceProbe(endpoint: string, t: Pick<DeploymentTarget, 'id' | 'deployNamespace' | 'deployName'>, revision: string, stabilityMs: number, refusal: () => string | null): Probe {
+  const api = swarmApi(endpoint);
+  const serviceName = swarmServiceName(t.deployNamespace, t.deployName);
+  return async (now) => {
+    const refused = refusal();
+    if (refused !== null) return { status: 'failed', message: refused };
+    const service = await api.service(serviceName);
+    const tasks = service === null ? [] : await api.tasks(service.ID);
+    return judgeSwarmService({ service, tasks, serviceName, revision, stabilityMs, now });
+  };
+}
+
+export interface Outcome {
+  to: 'deployed' | 'failed';
+  message: string;
+}
+
+/** Watch until an outcome; null when `signal` stopped it first. */
+export async function watchTarget(t: DeploymentTarget, probe: Probe, pollMs: number, signal: AbortSignal, where: string): Promise<Outcome | null> {
+  const deadline = t.deadlineAt ?? Date.now() + t.monitorTimeoutSecs * 1000;
+  let phase: string = 'pickup';
+  let last = 'no answer yet';
+  while (!signal.aborted) {
+    let v: ProbeVerdict;
+    try {
+      v = await probe(Date.now());
+    } catch (err) {
+      v = { status: 'waiting', phase, message: `cannot reach ${where}: ${(err as Error).message}` };
+      monitorPolls.inc({ deploy_type: t.deployType, result: 'error' });
+    }
+    if (signal.aborted) return null;
+    monitorPolls.inc({ deploy_type: t.deployType, result: v.status });
+    if (v.status === 'failed') return { to: 'failed', message: v.message };
+    if (v.status === 'deployed') {
+      if (v.at === undefined || v.at <= deadline) return { to: 'deployed', message: v.message };
+      phase = 'stability';
+      last = `${v.message}, stable only after the deadline`;
+    } else {
+      phase = v.phase;
+      last = v.message;
+    }
+    const left = deadline - Date.now();
+    if (left <= 0) return { to: 'failed', message: timedOutMessage(phase, t.monitorTimeoutSecs, last) };
+    await sleep(Math.min(pollMs, left), undefined, { signal }).catch(() => undefined);
+  }
+  return null;
+}
