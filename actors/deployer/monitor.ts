@@ -29,7 +29,7 @@ export interface MonitorSettings {
 }
 
 /** The probe of a swarm-service target: refused values first, then the service and its tasks. */
-export function swarmServiceProbe(endpoint: string, t: Pick<DeploymentTarget, 'id' | 'deployNamespace' | 'deployName'>, revision: string, stabilityMs: number, refusal: () => string | null): Probe {
+export function swarmServiceProbe(endpoint: string, t: Pick<DeploymentTarget, 'id' | 'deployNamespace' | 'deployName' | 'monitorStartedAt'>, revision: string, stabilityMs: number, refusal: () => string | null): Probe {
   const api = swarmApi(endpoint);
   const serviceName = swarmServiceName(t.deployNamespace, t.deployName);
   return async (now) => {
@@ -37,7 +37,7 @@ export function swarmServiceProbe(endpoint: string, t: Pick<DeploymentTarget, 'i
     if (refused !== null) return { status: 'failed', message: refused };
     const service = await api.service(serviceName);
     const tasks = service === null ? [] : await api.tasks(service.ID);
-    return judgeSwarmService({ service, tasks, serviceName, revision, stabilityMs, now });
+    return judgeSwarmService({ service, tasks, serviceName, revision, stabilityMs, now, appliedAfter: t.monitorStartedAt });
   };
 }
 

@@ -8,8 +8,10 @@
  *
  * Phases, in order:
  * 1. pickup — the service carries the revision: `Spec.Labels["hostd.deploy/revision"]`. A service
- *    that swarm rolled back has swapped Spec and PreviousSpec, so the revision found on
- *    PreviousSpec with UpdateStatus rollback_* is this revision, rolled back (failed).
+ *    that swarm rolled back carries the previous spec again (and, once the rollback completed, no
+ *    PreviousSpec: captured from dockerd 20.10), so a service with UpdateStatus rollback_* whose
+ *    PreviousSpec carries the revision, or whose update started after this target began
+ *    monitoring (`appliedAfter`; the reconciler applies only then), is this revision rolled back.
  * 2. converge — UpdateStatus.State: `updating` waits; `paused` and `rollback_*` fail with swarm's
  *    message (and the last task error); `completed` or absent (a service created, or updated with
  *    a change that swarm resets the status for) go to the task check: tasks of the current spec
@@ -71,6 +73,8 @@ export interface SwarmJudgeInput {
   revision: string;
   stabilityMs: number;
   now: number;
+  /** when the target began monitoring (ms): an update started since then is this deployment's */
+  appliedAfter: number | null;
 }
 
 /** Task states that are finished (the task will never run again). */
@@ -124,19 +128,21 @@ function lastTaskError(tasks: readonly SwarmTask[]): string | null {
 const image = (spec: SwarmServiceSpec | undefined) => String(spec?.TaskTemplate.ContainerSpec?.Image ?? '?');
 
 export function judgeSwarmService(input: SwarmJudgeInput): SwarmVerdict {
-  const { service, tasks, serviceName, revision, stabilityMs, now } = input;
+  const { service, tasks, serviceName, revision, stabilityMs, now, appliedAfter } = input;
   if (service === null) return { status: 'waiting', phase: 'pickup', message: `service ${serviceName} does not exist (yet)` };
   const update = service.UpdateStatus;
   const state = update?.State;
   const label = service.Spec.Labels?.[REVISION_LABEL];
   const mine = tasks.filter((t) => isCurrentSpecTask(service, t));
-  const since = Math.max(dockerTime(service.UpdatedAt) || 0, dockerTime(service.CreatedAt) || 0);
+  // UpdatedAt also moves when swarm records a status (paused, rolled back): the update's own start is StartedAt
+  const since = dockerTime(update?.StartedAt) || dockerTime(service.CreatedAt) || 0;
   const withError = (m: string) => {
     const err = lastTaskError(tasks.filter((t) => dockerTime(t.CreatedAt) >= since));
     return err === null ? m : `${m}; ${err}`;
   };
   if (label !== revision) {
-    if (state?.startsWith('rollback_') && service.PreviousSpec?.Labels?.[REVISION_LABEL] === revision) {
+    const ours = service.PreviousSpec?.Labels?.[REVISION_LABEL] === revision || (appliedAfter !== null && since >= appliedAfter);
+    if (state?.startsWith('rollback_') && ours) {
       return { status: 'failed', phase: 'converge', reason: 'rolled_back', message: withError(`rolled back to ${image(service.Spec)} (${state}): ${update?.Message ?? ''}`.trim()) };
     }
     return { status: 'waiting', phase: 'pickup', message: `service ${serviceName} carries revision ${label === undefined ? 'none' : label.slice(0, 12)}; waiting for ${revision.slice(0, 12)}` };
