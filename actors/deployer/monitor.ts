@@ -53,11 +53,22 @@ export async function watchTarget(t: DeploymentTarget, probe: Probe, pollMs: num
   let last = 'no answer yet';
   while (!signal.aborted) {
     let v: ProbeVerdict;
+    const late = new AbortController();
     try {
-      v = await probe(Date.now());
+      // a probe slower than the budget left (a loaded or hung dockerd) does not push the timeout back
+      const polled = probe(Date.now());
+      const expired = sleep(Math.max(0, deadline - Date.now()), null, { signal: late.signal }).then(() => null, () => undefined);
+      const first = await Promise.race([polled, expired]);
+      if (first === null) {
+        polled.catch(() => undefined);
+        return { to: 'failed', message: timedOutMessage(phase, t.monitorTimeoutSecs, last) };
+      }
+      v = await polled;
     } catch (err) {
       v = { status: 'waiting', phase, message: `cannot reach ${where}: ${(err as Error).message}` };
       monitorPolls.inc({ deploy_type: t.deployType, result: 'error' });
+    } finally {
+      late.abort();
     }
     if (signal.aborted) return null;
     monitorPolls.inc({ deploy_type: t.deployType, result: v.status });

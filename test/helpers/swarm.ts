@@ -35,7 +35,7 @@ const IMAGES: Record<string, string[]> = {
   crash: ['CMD ["/bin/sh","-c","exit 1"]'],
   slow: [
     `CMD ["/bin/sh","-c","trap \\"exit 0\\" TERM; sleep ${SLOW_SECS}; touch /tmp/ready; sleep 3600 & wait"]`,
-    'HEALTHCHECK --interval=500ms --timeout=1s --retries=1 CMD ["/bin/test","-f","/tmp/ready"]',
+    'HEALTHCHECK --interval=500ms --timeout=1s --start-period=60s --retries=3 CMD ["/bin/test","-f","/tmp/ready"]',
   ],
 };
 
