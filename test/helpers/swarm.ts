@@ -7,7 +7,7 @@
  * Images (repository hostd-test/app):
  *   v1, v2  run `sleep` (and leave at once on SIGTERM, so a stop-first update does not wait 10 s)
  *   crash   exits 1 at once
- *   slow    becomes healthy (so its task "running") only after SLOW_SECS
+ *   slow    becomes healthy (so its task "running") only after SLOW_SECS (or $READY_AFTER seconds)
  * Services are made per test under a fresh stack namespace; `swarmNamespace(t)` removes every
  * service of it at teardown, even when the test failed.
  */
@@ -34,7 +34,7 @@ const IMAGES: Record<string, string[]> = {
   v2: [GOOD_CMD, 'ENV APP_VERSION=2'],
   crash: ['CMD ["/bin/sh","-c","exit 1"]'],
   slow: [
-    `CMD ["/bin/sh","-c","trap \\"exit 0\\" TERM; sleep ${SLOW_SECS}; touch /tmp/ready; sleep 3600 & wait"]`,
+    `CMD ["/bin/sh","-c","trap \\"exit 0\\" TERM; sleep \${READY_AFTER:-${SLOW_SECS}}; touch /tmp/ready; sleep 3600 & wait"]`,
     'HEALTHCHECK --interval=500ms --timeout=1s --start-period=60s --retries=3 CMD ["/bin/test","-f","/tmp/ready"]',
   ],
 };
