@@ -27,7 +27,8 @@ import { DEPLOY_TYPES } from '../../protocols/deploy/targets.js';
 import { readChart } from './chart-reader.js';
 import { IacPusher, PushRefused } from './iac-push.js';
 import type { DeployerStore, DeploymentRecord } from './store.js';
-import { deploymentsTotal, pushSeconds, rolloutSeconds } from './metrics.js';
+import { deploymentsByStatus, deploymentsTotal, pushSeconds, rolloutSeconds } from './metrics.js';
+import { DEPLOYMENT_STATUSES } from '../../protocols/deploy/status.js';
 import type { DeploymentTarget } from '../../protocols/deploy/status.js';
 import { swarmServiceProbe, watchTarget, type MonitorSettings, type Probe } from './monitor.js';
 import type { SwarmReconciler } from './swarm-reconciler.js';
@@ -65,13 +66,22 @@ export class Runner {
   /** Write a new deployment with its first events and start it. */
   async queue(rec: DeploymentRecord, events: readonly DeploymentEvent[]): Promise<void> {
     const stored = await this.store.recordDeployment(rec, events, 0);
+    deploymentsByStatus.inc({ status: stored.status });
     this.publish(stored.id, 0, events);
     this.start(stored.id);
   }
 
   /** Resume every deployment that is not terminal (at start). */
   resumeAll(): void {
+    this.countByStatus();
     for (const d of this.store.listDeployments()) if (!isTerminal(d.status)) this.start(d.id);
+  }
+
+  /** The `deployer_deployments{status}` gauge, from the store. */
+  private countByStatus(): void {
+    const counts = new Map<string, number>(DEPLOYMENT_STATUSES.map((s) => [s, 0]));
+    for (const { value } of this.store.deployments.getRange()) counts.set(value.status, (counts.get(value.status) ?? 0) + 1);
+    for (const [status, n] of counts) deploymentsByStatus.set({ status }, n);
   }
 
   start(id: string): void {
@@ -106,6 +116,10 @@ export class Runner {
     const applied = unwrap(applyChange({ ...d, ...extra }, change, Date.now()));
     const stored = await this.store.recordDeployment(applied.deployment, applied.events, d.lastSeq);
     if (isTerminal(stored.status)) deploymentsTotal.inc({ status: stored.status });
+    if (stored.status !== d.status) {
+      deploymentsByStatus.dec({ status: d.status });
+      deploymentsByStatus.inc({ status: stored.status });
+    }
     this.publish(id, d.lastSeq, applied.events);
     return stored;
   }
