@@ -13,8 +13,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { DeploymentTarget } from '../../protocols/deploy/status.js';
 import { judgeSwarmService, timedOutMessage, type SwarmPhase } from '../../protocols/deploy/swarm-rollout.js';
 import { swarmServiceName } from '../../protocols/deploy/swarm-values.js';
+import { judgeDeployment, judgeHelmRelease } from '../../protocols/deploy/k8s-rollout.js';
 import { monitorPolls } from './metrics.js';
 import { swarmApi } from './swarm-api.js';
+import { K8sApi } from './k8s-api.js';
 
 export type ProbeVerdict =
   | { status: 'waiting'; phase: SwarmPhase | string; message: string }
@@ -38,6 +40,19 @@ export function swarmServiceProbe(endpoint: string, t: Pick<DeploymentTarget, 'i
     const service = await api.service(serviceName);
     const tasks = service === null ? [] : await api.tasks(service.ID);
     return judgeSwarmService({ service, tasks, serviceName, revision, stabilityMs, now, appliedAfter: t.monitorStartedAt });
+  };
+}
+
+/** The probe of a k8s-deployment target (pick-up by the pod template's revision annotation) or a flux-helmrelease one (by the chart version). */
+export function k8sProbe(api: K8sApi, t: Pick<DeploymentTarget, 'deployType' | 'deployNamespace' | 'deployName'>, revision: string, chartVersion: string): Probe {
+  const what = `${t.deployNamespace}/${t.deployName}`;
+  return async () => {
+    if (t.deployType === 'k8s-deployment') {
+      const d = await api.deployment(t.deployNamespace, t.deployName);
+      return d === null ? { status: 'waiting', phase: 'pickup', message: `deployment ${what} does not exist (yet)` } : judgeDeployment(d, revision);
+    }
+    const hr = await api.helmRelease(t.deployNamespace, t.deployName);
+    return hr === null ? { status: 'waiting', phase: 'pickup', message: `helmrelease ${what} does not exist (yet)` } : judgeHelmRelease(hr, chartVersion);
   };
 }
 
