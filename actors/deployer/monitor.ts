@@ -16,7 +16,7 @@ import { swarmServiceName } from '../../protocols/deploy/swarm-values.js';
 import { judgeDeployment, judgeHelmRelease } from '../../protocols/deploy/k8s-rollout.js';
 import { monitorPolls } from './metrics.js';
 import { swarmApi } from './swarm-api.js';
-import { K8sApi } from './k8s-api.js';
+import type { K8sApi } from './k8s-api.js';
 
 export type ProbeVerdict =
   | { status: 'waiting'; phase: SwarmPhase | string; message: string }
@@ -44,9 +44,14 @@ export function swarmServiceProbe(endpoint: string, t: Pick<DeploymentTarget, 'i
 }
 
 /** The probe of a k8s-deployment target (pick-up by the pod template's revision annotation) or a flux-helmrelease one (by the chart version). */
-export function k8sProbe(api: K8sApi, t: Pick<DeploymentTarget, 'deployType' | 'deployNamespace' | 'deployName'>, revision: string, chartVersion: string): Probe {
+export function k8sProbe(endpoint: string, credential: string | null, t: Pick<DeploymentTarget, 'deployType' | 'deployNamespace' | 'deployName'>, revision: string, chartVersion: string): Probe {
   const what = `${t.deployNamespace}/${t.deployName}`;
+  let client: K8sApi | null = null;
   return async () => {
+    // loaded on first use: @kubernetes/client-node takes about a second to import, which a
+    // daemon without Kubernetes targets should not pay at every start
+    client ??= new (await import('./k8s-api.js')).K8sApi(endpoint, credential);
+    const api = client;
     if (t.deployType === 'k8s-deployment') {
       const d = await api.deployment(t.deployNamespace, t.deployName);
       return d === null ? { status: 'waiting', phase: 'pickup', message: `deployment ${what} does not exist (yet)` } : judgeDeployment(d, revision);

@@ -31,7 +31,6 @@ import { deploymentsByStatus, deploymentsTotal, pushSeconds, rolloutSeconds } fr
 import { DEPLOYMENT_STATUSES } from '../../protocols/deploy/status.js';
 import type { DeploymentTarget } from '../../protocols/deploy/status.js';
 import { k8sProbe, swarmServiceProbe, watchTarget, type MonitorSettings, type Probe } from './monitor.js';
-import { K8sApi } from './k8s-api.js';
 import type { SwarmReconciler } from './swarm-reconciler.js';
 
 export interface PublishedEvent {
@@ -183,7 +182,7 @@ export class Runner {
       return { probe: swarmServiceProbe(cluster.endpoint, t, d.commit, this.monitoring.settings.stabilityMs, refusal), where: `dockerd at ${cluster.endpoint}` };
     }
     if (t.deployType === 'k8s-deployment' || t.deployType === 'flux-helmrelease') {
-      return { probe: k8sProbe(new K8sApi(cluster.endpoint, cluster.credential), t, d.commit, d.chartVersion), where: `the Kubernetes API at ${cluster.endpoint}` };
+      return { probe: k8sProbe(cluster.endpoint, cluster.credential, t, d.commit, d.chartVersion), where: `the Kubernetes API at ${cluster.endpoint}` };
     }
     return null;
   }

@@ -1,7 +1,8 @@
 /**
  * The embedded GitOps reconciler for swarm (there is no Flux for swarm): it follows the branch of
  * every IaC repository that has environments with `swarm-service` targets on clusters not marked
- * `appliedElsewhere`, and applies what the branch says to the targets' services.
+ * `appliedElsewhere` (and that this service has pushed a deployment for), and applies what the
+ * branch says to the targets' services.
  *
  * Every `intervalMs`, and at once when the runner has pushed (`kick`), per repository: fetch the
  * branch tip (in the repository's queue, never in the middle of a push); per environment, the
@@ -90,7 +91,11 @@ export class SwarmReconciler {
   private async reconcile(repoId: number): Promise<void> {
     const repo = this.store.iacRepos.get(repoId);
     if (repo === undefined || this.signal.aborted) return;
-    const envs = [...this.store.environments.getRange()].map((e) => e.value).filter((e) => e.iacRepoId === repoId && this.ownTargets(e).length > 0);
+    // environments that have had a deployment pushed: a repository nobody deploys to through
+    // this service is not fetched every round
+    const deployed = new Set<number>();
+    for (const { value } of this.store.deployments.getRange()) if (value.commit !== null) deployed.add(value.environmentId);
+    const envs = [...this.store.environments.getRange()].map((e) => e.value).filter((e) => e.iacRepoId === repoId && deployed.has(e.id) && this.ownTargets(e).length > 0);
     if (envs.length === 0) return;
     await this.pusher.read(repo, async (dir, tip) => {
       if (tip === null) return;

@@ -27,7 +27,8 @@ export async function daemon(t: ExecutionContext, stateDir: string, port: number
   t.teardown(() => {
     if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
   });
-  for (let i = 0; i < 200; i++) {
+  // up to 30 s: a loaded 2-core machine (other tests, dockerd) can take that long to start a daemon
+  for (let i = 0; i < 600; i++) {
     const up = await fetch(`http://127.0.0.1:${port}/api/session/me`, { headers: { authorization: `Bearer ${token}` } }).then((r) => r.ok, () => false);
     if (up) return proc;
     await new Promise((r) => setTimeout(r, 50));
