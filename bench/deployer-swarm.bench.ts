@@ -18,22 +18,20 @@
  * dockerd calls: deployer_docker_calls_total from the daemon's /metrics before and after, over the
  * sum of the targets' monitoring time. stdout: a table and, last, one JSON line.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { summarize } from './lib/stats.js';
 import { ENDPOINT, ensureSwarm, IMAGE, inspectService, removeStack, docker } from '../test/helpers/swarm.js';
-import { freePort } from '../test/helpers/deployer-daemon.js';
+import { daemon, freePort } from '../test/helpers/deployer-daemon.js';
 
 const { values: o } = parseArgs({ options: { deploys: { type: 'string', default: '5' }, 'poll-ms': { type: 'string', default: '1000' }, 'stability-ms': { type: 'string', default: '5000' } } });
 const DEPLOYS = Number(o.deploys);
 const POLL_MS = Number(o['poll-ms']);
 const STABILITY_MS = Number(o['stability-ms']);
-const MAIN = fileURLToPath(new URL('../workers/main.js', import.meta.url));
 const APP = 'https://gitlab.example.com/team/shop';
 const NS = `bench${randomBytes(3).toString('hex')}`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -56,24 +54,17 @@ const charts = { v1: chart('v1'), v2: chart('v2') };
 const port = await freePort();
 const metricsPort = await freePort();
 const token = `hdt_${randomBytes(32).toString('base64url')}`;
-const daemon = spawn(process.execPath, [MAIN, 'daemon', '--services', 'deployer', '--state-dir', join(dir, 'state'), '--metrics-port', String(metricsPort), '--deployer-port', String(port), '--deployer-monitor-poll-ms', String(POLL_MS), '--deployer-stability-ms', String(STABILITY_MS), '--log-level', 'warn'], {
-  env: { ...process.env, DEPLOYER_ADMIN_TOKEN: token },
-  stdio: 'ignore',
-});
+const proc = await daemon(null, join(dir, 'state'), port, token, { DEPLOYER_MONITOR_POLL_MS: String(POLL_MS), DEPLOYER_STABILITY_MS: String(STABILITY_MS) }, metricsPort);
 let cleaned = false;
 const cleanup = async () => {
   if (cleaned) return;
   cleaned = true;
-  if (daemon.exitCode === null) daemon.kill('SIGKILL');
+  if (proc.exitCode === null) proc.kill('SIGKILL');
   await removeStack(NS);
   rmSync(dir, { recursive: true, force: true });
 };
 const base = `http://127.0.0.1:${port}`;
 const api = async (method: string, path: string, body?: unknown) => (await (await fetch(base + path, { method, headers: { authorization: `Bearer ${token}` }, body: body === undefined ? undefined : JSON.stringify(body) })).json()) as any;
-for (let i = 0; i < 200; i++) {
-  if (await fetch(`${base}/api/session/me`, { headers: { authorization: `Bearer ${token}` } }).then((r) => r.ok, () => false)) break;
-  await sleep(50);
-}
 await api('POST', '/api/iac-repos', { name: 'infra', url: `file://${bare}`, branch: 'main' });
 await api('POST', '/api/clusters', { name: 'swarm-local', kind: 'swarm', endpoint: ENDPOINT });
 await api('POST', '/api/apps', { name: 'shop', repoUrl: APP });

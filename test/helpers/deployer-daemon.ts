@@ -19,12 +19,13 @@ export function freePort(): Promise<number> {
   });
 }
 
-export async function daemon(t: ExecutionContext, stateDir: string, port: number, token: string, env: Record<string, string> = {}): Promise<ChildProcess> {
-  const proc = spawn(process.execPath, [MAIN, 'daemon', '--services', 'deployer', '--state-dir', stateDir, '--metrics-port', '0', '--deployer-port', String(port), '--log-level', 'warn'], {
+/** `t` null (a bench): the caller kills the process. */
+export async function daemon(t: ExecutionContext | null, stateDir: string, port: number, token: string, env: Record<string, string> = {}, metricsPort = 0): Promise<ChildProcess> {
+  const proc = spawn(process.execPath, [MAIN, 'daemon', '--services', 'deployer', '--state-dir', stateDir, '--metrics-port', String(metricsPort), '--deployer-port', String(port), '--log-level', 'warn'], {
     env: { ...process.env, DEPLOYER_ADMIN_TOKEN: token, ...env },
     stdio: 'ignore',
   });
-  t.teardown(() => {
+  t?.teardown(() => {
     if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
   });
   // up to 30 s: a loaded 2-core machine (other tests, dockerd) can take that long to start a daemon

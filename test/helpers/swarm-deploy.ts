@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { startDeployer, type Deployer } from './deployer.js';
 import { bareRemote, type Remote } from './git-remote.js';
+import { takeFrames, type SseFrame } from './sse-frames.js';
 import { APP_URL, SHA } from './deploy-setup.js';
 import { CHART_YAML, tarGz, writeTree } from '../deployer/tarballs.js';
 import { ENDPOINT, ensureSwarm, IMAGE, swarmNamespace } from './swarm.js';
@@ -19,10 +20,8 @@ import type { DeployerValues } from '../../actors/deployer/service.js';
 
 export const FAST: Partial<DeployerValues> = { monitorPollMs: 200, stabilityMs: 1000, reconcileMs: 1000, heartbeatMs: 60_000 };
 
-export interface Frame {
-  id: string;
-  event: string;
-  data: any;
+export interface Frame extends SseFrame {
+  /** when the test received it (ms since the epoch) */
   at: number;
 }
 
@@ -73,18 +72,10 @@ export async function readEvents(url: string, ms = 60_000): Promise<Frame[]> {
   const decoder = new TextDecoder();
   let buf = '';
   for await (const chunk of res.body) {
-    buf += decoder.decode(chunk as Uint8Array, { stream: true });
-    let i: number;
-    while ((i = buf.indexOf('\n\n')) >= 0) {
-      const block = buf.slice(0, i);
-      buf = buf.slice(i + 2);
-      const f: Record<string, string> = {};
-      for (const line of block.split('\n')) {
-        const m = /^(\w+): ?(.*)$/.exec(line);
-        if (m) f[m[1] as string] = m[2] as string;
-      }
-      if (f.data !== undefined) frames.push({ id: f.id as string, event: f.event as string, data: JSON.parse(f.data), at: Date.now() });
-    }
+    const taken = takeFrames(buf + decoder.decode(chunk as Uint8Array, { stream: true }));
+    buf = taken.rest;
+    const at = Date.now();
+    for (const f of taken.frames) frames.push({ ...f, at });
   }
   return frames;
 }
