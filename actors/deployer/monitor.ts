@@ -11,7 +11,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DeploymentTarget } from '../../protocols/deploy/status.js';
-import { judgeSwarmService, timedOutMessage, type SwarmPhase } from '../../protocols/deploy/swarm-rollout.js';
+import { judgeSwarmService, judgeSwarmStack, timedOutMessage, type SwarmPhase } from '../../protocols/deploy/swarm-rollout.js';
 import { swarmServiceName } from '../../protocols/deploy/swarm-values.js';
 import { judgeDeployment, judgeHelmRelease } from '../../protocols/deploy/k8s-rollout.js';
 import { monitorPolls } from './metrics.js';
@@ -58,6 +58,16 @@ export function k8sProbe(endpoint: string, credential: string | null, t: Pick<De
     }
     const hr = await api.helmRelease(t.deployNamespace, t.deployName);
     return hr === null ? { status: 'waiting', phase: 'pickup', message: `helmrelease ${what} does not exist (yet)` } : judgeHelmRelease(hr, chartVersion);
+  };
+}
+
+/** The probe of a swarm-stack target: every service of the stack `deployNamespace` (applied by the user's reconciler). */
+export function swarmStackProbe(endpoint: string, t: Pick<DeploymentTarget, 'deployNamespace' | 'monitorStartedAt'>, revision: string, stabilityMs: number): Probe {
+  const api = swarmApi(endpoint);
+  return async (now) => {
+    const services = await api.stack(t.deployNamespace);
+    const withTasks = await Promise.all(services.map(async (service) => ({ service, tasks: await api.tasks(service.ID) })));
+    return judgeSwarmStack(t.deployNamespace, withTasks, revision, stabilityMs, now, t.monitorStartedAt);
   };
 }
 

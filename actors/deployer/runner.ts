@@ -10,8 +10,8 @@
  * the commit to the services), and every unfinished target is watched in parallel (monitor.ts)
  * against its pinned deadline; each outcome is one `target` change, and the machine makes the
  * parent's outcome once all are in. A resumed `monitoring` deployment just starts its monitors
- * again with the stored deadlines. A target type without a monitor yet (swarm-stack,
- * helm-release) fails at once with a message saying so — a clear terminal state, never stuck in
+ * again with the stored deadlines. A target type without a monitor yet (helm-release) fails at
+ * once with a message saying so — a clear terminal state, never stuck in
  * monitoring. Changes of one deployment are applied one at a time
  * (monitors of several targets report concurrently).
  */
@@ -30,7 +30,7 @@ import type { DeployerStore, DeploymentRecord } from './store.js';
 import { deploymentsByStatus, deploymentsTotal, pushSeconds, rolloutSeconds } from './metrics.js';
 import { DEPLOYMENT_STATUSES } from '../../protocols/deploy/status.js';
 import type { DeploymentTarget } from '../../protocols/deploy/status.js';
-import { k8sProbe, swarmServiceProbe, watchTarget, type MonitorSettings, type Probe } from './monitor.js';
+import { k8sProbe, swarmServiceProbe, swarmStackProbe, watchTarget, type MonitorSettings, type Probe } from './monitor.js';
 import type { SwarmReconciler } from './swarm-reconciler.js';
 
 export interface PublishedEvent {
@@ -180,6 +180,9 @@ export class Runner {
       const reconciler = this.monitoring.reconciler;
       const refusal = () => (reconciler === null || cluster.appliedElsewhere === true ? null : reconciler.refusalFor(t.id, d.commit as string));
       return { probe: swarmServiceProbe(cluster.endpoint, t, d.commit, this.monitoring.settings.stabilityMs, refusal), where: `dockerd at ${cluster.endpoint}` };
+    }
+    if (t.deployType === 'swarm-stack') {
+      return { probe: swarmStackProbe(cluster.endpoint, t, d.commit, this.monitoring.settings.stabilityMs), where: `dockerd at ${cluster.endpoint}` };
     }
     if (t.deployType === 'k8s-deployment' || t.deployType === 'flux-helmrelease') {
       return { probe: k8sProbe(cluster.endpoint, cluster.credential, t, d.commit, d.chartVersion), where: `the Kubernetes API at ${cluster.endpoint}` };

@@ -34,6 +34,12 @@ export class SwarmApi {
     return list.find((s) => s.Spec.Name === name) ?? null;
   }
 
+  /** The services of a stack (label com.docker.stack.namespace), with ServiceStatus. */
+  async stack(namespace: string): Promise<SwarmService[]> {
+    dockerCalls.inc({ op: 'services' });
+    return (await this.docker.listServices({ status: true, filters: { label: [`com.docker.stack.namespace=${namespace}`] } } as Docker.ServiceListOptions)) as unknown as SwarmService[];
+  }
+
   async tasks(serviceId: string): Promise<SwarmTask[]> {
     dockerCalls.inc({ op: 'tasks' });
     return (await this.docker.listTasks({ filters: { service: [serviceId] } })) as SwarmTask[];

@@ -179,3 +179,20 @@ export function judgeSwarmService(input: SwarmJudgeInput): SwarmVerdict {
 export function timedOutMessage(phase: SwarmPhase | string, budgetSecs: number, last: string): string {
   return `timed out in ${phase} after ${budgetSecs} s: ${last}`;
 }
+
+/**
+ * A stack (`swarm-stack` target): every service labelled `com.docker.stack.namespace=<stack>`
+ * judged as above; failed as soon as one fails (naming it), deployed when all are (at the latest
+ * one's time), otherwise waiting on the first that waits. No service yet: pickup.
+ */
+export function judgeSwarmStack(stack: string, services: readonly { service: SwarmService; tasks: readonly SwarmTask[] }[], revision: string, stabilityMs: number, now: number, appliedAfter: number | null): SwarmVerdict {
+  if (services.length === 0) return { status: 'waiting', phase: 'pickup', message: `stack ${stack} has no services (yet)` };
+  const verdicts = services.map(({ service, tasks }) => ({ name: service.Spec.Name, v: judgeSwarmService({ service, tasks, serviceName: service.Spec.Name, revision, stabilityMs, now, appliedAfter }) }));
+  const failed = verdicts.find((x) => x.v.status === 'failed');
+  if (failed !== undefined && failed.v.status === 'failed') return { ...failed.v, message: `service ${failed.name}: ${failed.v.message}` };
+  const waiting = verdicts.find((x) => x.v.status === 'waiting');
+  if (waiting !== undefined && waiting.v.status === 'waiting') return { ...waiting.v, message: `${verdicts.filter((x) => x.v.status === 'deployed').length} of ${verdicts.length} services deployed; ${waiting.v.message}` };
+  const at = Math.max(...verdicts.map((x) => (x.v.status === 'deployed' ? x.v.at : 0)));
+  return { status: 'deployed', at, message: `all ${verdicts.length} services of stack ${stack} deployed` };
+}
+

@@ -7,7 +7,7 @@
 import test from 'ava';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { desiredTasks, dockerTime, isCurrentSpecTask, judgeSwarmService, timedOutMessage, type SwarmService, type SwarmTask } from '../../protocols/deploy/swarm-rollout.js';
+import { desiredTasks, dockerTime, isCurrentSpecTask, judgeSwarmService, judgeSwarmStack, timedOutMessage, type SwarmService, type SwarmTask } from '../../protocols/deploy/swarm-rollout.js';
 
 const FIXTURES = fileURLToPath(new URL('../../../test/deployer/fixtures/swarm/', import.meta.url));
 const load = (name: string): { service: SwarmService; tasks: SwarmTask[] } => ({
@@ -130,4 +130,16 @@ test('desired tasks: replicas, 0 replicas, global mode from ServiceStatus', (t) 
 
 test('timed-out message names the phase, the budget and what was last seen', (t) => {
   t.is(timedOutMessage('converge', 3, '0 of 1 tasks of t/app:slow running'), 'timed out in converge after 3 s: 0 of 1 tasks of t/app:slow running');
+});
+
+test('a stack: pickup with no services; waiting on the first that waits; failed naming the failed service; deployed when all are', (t) => {
+  t.deepEqual(judgeSwarmStack('shop', [], 'r1', 1000, LATER, T0), { status: 'waiting', phase: 'pickup', message: 'stack shop has no services (yet)' });
+  const running = load('created-running');
+  const pending = load('created-pending');
+  const nosuch = load('created-nosuchimage');
+  t.deepEqual(judgeSwarmStack('shop', [running, pending], 'r1', 1000, LATER, T0), { status: 'waiting', phase: 'converge', message: '1 of 2 services deployed; 0 of 2 tasks of t/app:v1 running' });
+  t.like(judgeSwarmStack('shop', [running, nosuch], 'r1', 1000, LATER, T0), { status: 'failed', reason: 'tasks_failed', message: 'service cap_b: every new task of t/app:nope failed: task c9ruj9yhvv8h rejected: No such image: t/app:nope' });
+  const other = load('created-running');
+  other.service.Spec.Name = 'cap_z';
+  t.deepEqual(judgeSwarmStack('shop', [running, other], 'r1', 1000, LATER, T0), { status: 'deployed', at: dockerTime('2026-11-26T16:54:56.844036812Z') + 1000, message: 'all 2 services of stack shop deployed' });
 });

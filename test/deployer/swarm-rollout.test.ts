@@ -132,6 +132,19 @@ test('a cluster applied elsewhere is only monitored: the user\'s reconciler stam
   t.deepEqual(last(frames), { status: 'deployed', message: 'deployed on cluster swarm-local' });
 });
 
+test('a swarm-stack target (applied by the user\'s own reconciler) is deployed when every service of the stack carries the revision and runs', async (t) => {
+  const s = await swarmSetup(t, [{ name: 'stack', deployType: 'swarm-stack' }]);
+  const id = await s.deploy(values('v1'));
+  const events = s.events(id);
+  for (let i = 0; i < 100 && (await s.get(id)).status !== 'monitoring'; i++) await new Promise((r) => setTimeout(r, 100));
+  const spec = (name: string) => ({ Name: `${s.ns}_${name}`, Labels: { 'com.docker.stack.namespace': s.ns, 'hostd.deploy/revision': s.remote.head() }, TaskTemplate: { ContainerSpec: { Image: `${IMAGE}:v1` } }, Mode: { Replicated: { Replicas: 1 } } });
+  await docker.createService(spec('web') as any);
+  await docker.createService(spec('worker') as any);
+  t.deepEqual(last(await events), { status: 'deployed', message: 'deployed on cluster swarm-local' });
+  const target = (await s.get(id)).targets[0];
+  t.is(target.message, 'all 2 services of stack ' + s.ns + ' deployed');
+});
+
 test('end to end: a CI job posts its chart to /api/deploy, the IaC commit lands, the reconciler rolls it out on the swarm, and the job sees deployed on the stream', async (t) => {
   const s = await swarmSetup(t, [{ name: 'web' }]);
   const dir = mkdtempSync(join(tmpdir(), 'hostd-ci-job-'));

@@ -28,6 +28,8 @@ export interface Frame extends SseFrame {
 export interface SwarmTargetSpec {
   name: string;
   monitorTimeoutSecs?: number;
+  /** swarm-service (default) or swarm-stack (the stack is the test's namespace) */
+  deployType?: 'swarm-service' | 'swarm-stack';
 }
 
 export interface SwarmSetup {
@@ -98,7 +100,7 @@ export async function swarmSetup(t: ExecutionContext, targets: SwarmTargetSpec[]
       branch: 'main',
       iacRepoId: repo.id,
       iacPath: 'clusters/prod/shop',
-      targets: targets.map((x) => ({ clusterId: cluster.id, deployType: 'swarm-service', deployNamespace: ns, deployName: x.name, monitorTimeoutSecs: x.monitorTimeoutSecs ?? 60 })),
+      targets: targets.map((x) => ({ clusterId: cluster.id, deployType: x.deployType ?? 'swarm-service', deployNamespace: ns, deployName: x.name, monitorTimeoutSecs: x.monitorTimeoutSecs ?? 60 })),
     }),
   );
   const jobToken = ok(await d.call('POST', '/api/job-tokens', { repoUrl: APP_URL, jobId: '4711', ref: 'main', sha: SHA })).jobToken as string;
