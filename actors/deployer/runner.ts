@@ -138,6 +138,7 @@ export class Runner {
     let d = this.store.deployments.get(id);
     if (!d) return;
     let step = resumeStep(d.status);
+    let kicked = false;
     if (step === 'validate' || step === 'push') {
       if (d.status === 'pending') d = await this.change(id, { kind: 'advance', to: 'validating', message: 'checking the chart' });
       const chart = await this.prepare(d);
@@ -158,6 +159,9 @@ export class Runner {
           ? `pushed commit ${sha} to ${repo.name} ${pushed.branch}`
           : `the chart is already at ${repo.name} ${pushed.branch} ${sha}: nothing to commit`;
       d = await this.change(id, { kind: 'advance', to: 'pushed', message: what }, { commit: pushed.commit });
+      // the reconciler applies the commit while the monitors start
+      if (this.monitoring.reconciler !== null) void this.monitoring.reconciler.kick(d.iacRepoId);
+      kicked = true;
       step = 'monitor';
     }
     if (step === 'monitor') {
@@ -165,8 +169,7 @@ export class Runner {
       step = 'resume-monitors';
     }
     if (step === 'resume-monitors') {
-      const repoId = d.iacRepoId;
-      if (this.monitoring.reconciler !== null) void this.monitoring.reconciler.kick(repoId);
+      if (!kicked && this.monitoring.reconciler !== null) void this.monitoring.reconciler.kick(d.iacRepoId);
       const current = d;
       await Promise.all(current.targets.filter((t) => !isTerminal(t.status)).map((t) => this.monitorTarget(current, t)));
     }

@@ -90,7 +90,8 @@ test('monitorTimeoutSecs 3 on a slow rollout fails at about 3 s, naming the phas
   const monitoring = frames.find((f) => f.event === 'status' && f.data.status === 'monitoring') as Frame;
   const failed = frames.at(-1) as Frame;
   t.is(failed.data.status, 'failed');
-  t.regex(failed.data.message, new RegExp(`^1 of 1 cluster target failed: swarm-local: timed out in converge after 3 s: 0 of 1 tasks of ${IMAGE}:slow running$`));
+  // converge (the service made, its task not healthy yet); on a loaded machine the apply itself may still be under way: pickup
+  t.regex(failed.data.message, new RegExp(`^1 of 1 cluster target failed: swarm-local: timed out in (converge after 3 s: 0 of 1 tasks of ${IMAGE}:slow running|pickup after 3 s: service ${s.ns}_web does not exist \\(yet\\))$`));
   const took = failed.at - monitoring.at;
   t.true(took >= 2_500 && took < 4_000, `failed ${took} ms after monitoring began`);
 });
