@@ -71,6 +71,9 @@ export function swarmStackProbe(endpoint: string, t: Pick<DeploymentTarget, 'dep
   };
 }
 
+/** How long the one look of a monitor resumed after its deadline may take. */
+const LATE_LOOK_MS = 5000;
+
 export interface Outcome {
   to: 'deployed' | 'failed';
   message: string;
@@ -81,13 +84,18 @@ export async function watchTarget(t: DeploymentTarget, probe: Probe, pollMs: num
   const deadline = t.deadlineAt ?? Date.now() + t.monitorTimeoutSecs * 1000;
   let phase: string = 'pickup';
   let last = 'no answer yet';
+  // resumed after its deadline (the daemon was down): one look is still taken, so that the outcome
+  // says what the rollout did — deployed if it became stable in time, else what it was doing
+  let resumedLate = Date.now() >= deadline;
   while (!signal.aborted) {
     let v: ProbeVerdict;
     const late = new AbortController();
     try {
       // a probe slower than the budget left (a loaded or hung dockerd) does not push the timeout back
       const polled = probe(Date.now());
-      const expired = sleep(Math.max(0, deadline - Date.now()), null, { signal: late.signal }).then(() => null, () => undefined);
+      const budget = resumedLate ? LATE_LOOK_MS : Math.max(0, deadline - Date.now());
+      resumedLate = false;
+      const expired = sleep(budget, null, { signal: late.signal }).then(() => null, () => undefined);
       const first = await Promise.race([polled, expired]);
       if (first === null) {
         polled.catch(() => undefined);
