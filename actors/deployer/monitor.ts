@@ -83,7 +83,7 @@ export interface Outcome {
 export async function watchTarget(t: DeploymentTarget, probe: Probe, pollMs: number, signal: AbortSignal, where: string): Promise<Outcome | null> {
   const deadline = t.deadlineAt ?? Date.now() + t.monitorTimeoutSecs * 1000;
   let phase: string = 'pickup';
-  let last = 'no answer yet';
+  let last = `no answer from ${where} yet`;
   // resumed after its deadline (the daemon was down): one look is still taken, so that the outcome
   // says what the rollout did — deployed if it became stable in time, else what it was doing
   let resumedLate = Date.now() >= deadline;

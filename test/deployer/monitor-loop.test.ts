@@ -28,8 +28,8 @@ test('waiting verdicts until the deadline: failed at the deadline with the phase
 
 test('a probe that never answers does not push the deadline back', async (t) => {
   const started = Date.now();
-  const out = await watchTarget(target(1, started + 300), () => new Promise(() => undefined), 100, never, 'dockerd');
-  t.deepEqual(out, { to: 'failed', message: 'timed out in pickup after 1 s: no answer yet' });
+  const out = await watchTarget(target(1, started + 300), () => new Promise(() => undefined), 100, never, 'dockerd at unix:///var/run/docker.sock');
+  t.deepEqual(out, { to: 'failed', message: 'timed out in pickup after 1 s: no answer from dockerd at unix:///var/run/docker.sock yet' });
   t.true(Date.now() - started < 700);
 });
 

@@ -90,10 +90,11 @@ test('monitorTimeoutSecs 3 on a slow rollout fails at about 3 s, naming the phas
   const monitoring = frames.find((f) => f.event === 'status' && f.data.status === 'monitoring') as Frame;
   const failed = frames.at(-1) as Frame;
   t.is(failed.data.status, 'failed');
-  // converge (the service made, its task not healthy yet); on a loaded machine the apply itself may still be under way: pickup
-  t.regex(failed.data.message, new RegExp(`^1 of 1 cluster target failed: swarm-local: timed out in (converge after 3 s: 0 of 1 tasks of ${IMAGE}:slow running|pickup after 3 s: service ${s.ns}_web does not exist \\(yet\\))$`));
+  // converge (the service made, its task not healthy yet); on an overloaded machine the apply, or the
+  // first answer of dockerd (dockerode is loaded at first use), may not have come within 3 s: pickup
+  t.regex(failed.data.message, new RegExp(`^1 of 1 cluster target failed: swarm-local: timed out in (converge after 3 s: 0 of 1 tasks of ${IMAGE}:slow running|pickup after 3 s: (service ${s.ns}_web does not exist \\(yet\\)|no answer from dockerd at unix:///var/run/docker.sock yet))$`));
   const took = failed.at - monitoring.at;
-  t.true(took >= 2_500 && took < 4_000, `failed ${took} ms after monitoring began`);
+  t.true(took >= 2_500 && took < 5_000, `failed ${took} ms after monitoring began`);
 });
 
 test('an environment edited mid-rollout: the in-flight target keeps its pinned budget, the next deploy gets the new one', async (t) => {
