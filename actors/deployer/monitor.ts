@@ -49,7 +49,8 @@ export function k8sProbe(endpoint: string, credential: string | null, t: Pick<De
   let client: K8sApi | null = null;
   return async () => {
     // loaded on first use: @kubernetes/client-node takes about a second to import, which a
-    // daemon without Kubernetes targets should not pay at every start
+    // daemon without Kubernetes targets should not pay at every start (the thread is held while it
+    // loads, once: a Kubernetes target's first poll may answer late)
     client ??= new (await import('./k8s-api.js')).K8sApi(endpoint, credential);
     const api = client;
     if (t.deployType === 'k8s-deployment') {

@@ -4,7 +4,7 @@
  * Every call is counted (`deployer_docker_calls_total`, the bench's "dockerd calls per target per
  * second") and bounded by a timeout, so a dockerd that hangs fails one poll, not the monitor.
  */
-import type Docker from 'dockerode';
+import Docker from 'dockerode';
 import type { SwarmService, SwarmTask } from '../../protocols/deploy/swarm-rollout.js';
 import type { AppliedServiceSpec } from '../../protocols/deploy/swarm-values.js';
 import { dockerCalls } from './metrics.js';
@@ -21,32 +21,30 @@ export function dockerOptions(endpoint: string): Docker.DockerOptions {
 }
 
 export class SwarmApi {
-  private client: Promise<Docker> | null = null;
+  // loaded with the module, not at first use: a synchronous require in the middle of monitoring
+  // would hold the thread (and every deadline timer on it) for as long as it takes
+  private readonly docker: Docker;
 
-  constructor(readonly endpoint: string) {}
-
-  /** dockerode, loaded on first use (a daemon without swarm targets does not pay its import at start). */
-  private get docker(): Promise<Docker> {
-    this.client ??= import('dockerode').then(({ default: D }) => new D(dockerOptions(this.endpoint)));
-    return this.client;
+  constructor(readonly endpoint: string) {
+    this.docker = new Docker(dockerOptions(endpoint));
   }
 
   /** The service named exactly `name` (dockerd's name filter matches prefixes), with ServiceStatus; null when absent. */
   async service(name: string): Promise<SwarmService | null> {
     dockerCalls.inc({ op: 'services' });
-    const list = (await (await this.docker).listServices({ status: true, filters: { name: [name] } } as Docker.ServiceListOptions)) as unknown as SwarmService[];
+    const list = (await this.docker.listServices({ status: true, filters: { name: [name] } } as Docker.ServiceListOptions)) as unknown as SwarmService[];
     return list.find((s) => s.Spec.Name === name) ?? null;
   }
 
   /** The services of a stack (label com.docker.stack.namespace), with ServiceStatus. */
   async stack(namespace: string): Promise<SwarmService[]> {
     dockerCalls.inc({ op: 'services' });
-    return (await (await this.docker).listServices({ status: true, filters: { label: [`com.docker.stack.namespace=${namespace}`] } } as Docker.ServiceListOptions)) as unknown as SwarmService[];
+    return (await this.docker.listServices({ status: true, filters: { label: [`com.docker.stack.namespace=${namespace}`] } } as Docker.ServiceListOptions)) as unknown as SwarmService[];
   }
 
   async tasks(serviceId: string): Promise<SwarmTask[]> {
     dockerCalls.inc({ op: 'tasks' });
-    return (await (await this.docker).listTasks({ filters: { service: [serviceId] } })) as SwarmTask[];
+    return (await this.docker.listTasks({ filters: { service: [serviceId] } })) as SwarmTask[];
   }
 
   /** Create the service, or replace the spec of the existing one (at the version read: a concurrent change fails this try). */
@@ -54,10 +52,10 @@ export class SwarmApi {
     const current = await this.service(spec.Name);
     dockerCalls.inc({ op: current === null ? 'create' : 'update' });
     if (current === null) {
-      await (await this.docker).createService(spec as unknown as Docker.CreateServiceOptions);
+      await this.docker.createService(spec as unknown as Docker.CreateServiceOptions);
       return 'created';
     }
-    await (await this.docker).getService(current.ID).update({ version: current.Version?.Index ?? 0, ...spec } as unknown as Docker.ServiceSpec);
+    await this.docker.getService(current.ID).update({ version: current.Version?.Index ?? 0, ...spec } as unknown as Docker.ServiceSpec);
     return 'updated';
   }
 }

@@ -46,8 +46,6 @@ export class SwarmReconciler {
     this.timer = setInterval(all, this.intervalMs);
     this.signal.addEventListener('abort', () => this.stop(), { once: true });
     all();
-    // a daemon with swarm clusters loads dockerode now (after listening) rather than in a monitor's first poll
-    if ([...this.store.clusters.getRange()].some(({ value }) => value.kind === 'swarm')) void import('dockerode').catch(() => undefined);
   }
 
   stop(): void {
