@@ -138,7 +138,9 @@ export class IacPusher {
       await this.place(dir, job);
       await this.git(dir, ['add', '-A', '--', job.iacPath]);
       const changed = await this.git(dir, ['diff', '--cached', '--quiet']).then(() => false, () => true);
-      if (!changed && exists) return { commit: (await this.git(dir, ['rev-parse', 'HEAD'])).trim(), changed: false, found: false, branch };
+      // nothing to commit: the deployment's revision is the commit that last changed its iacPath
+      // (what the swarm reconciler stamps on the services), not the branch tip
+      if (!changed && exists) return { commit: (await this.git(dir, ['log', '-1', '--format=%H', 'HEAD', '--', job.iacPath])).trim(), changed: false, found: false, branch };
       const msgFile = join(dir, '.git', 'DEPLOY_MSG');
       await writeFile(msgFile, job.message);
       await this.git(dir, ['commit', '-q', '--no-verify', '-F', msgFile]);

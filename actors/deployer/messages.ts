@@ -31,4 +31,10 @@ export interface DeployerArgs {
   gitlabUrl: string | null;
   /** SSE heartbeat interval while a deployment is not terminal */
   heartbeatMs: number;
+  /** rollout monitors poll their target this often */
+  monitorPollMs: number;
+  /** a converged swarm service must stay so this long (since its last task started) to be deployed */
+  stabilityMs: number;
+  /** the embedded swarm reconciler fetches each IaC branch this often (and at once after a push) */
+  reconcileMs: number;
 }

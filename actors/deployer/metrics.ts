@@ -15,3 +15,34 @@ export const pushSeconds = new client.Histogram({
 });
 
 export const eventStreams = new client.Gauge({ name: 'deployer_event_streams', help: 'Deployment event streams (SSE) open' });
+
+export const dockerCalls = new client.Counter({
+  name: 'deployer_docker_calls_total',
+  help: 'Docker Engine API calls of the swarm reconciler and monitors, by operation (services, tasks, create, update)',
+  labelNames: ['op'],
+});
+
+export const monitorPolls = new client.Counter({
+  name: 'deployer_monitor_polls_total',
+  help: 'Rollout monitor polls, by deploy type and what the poll found (waiting, deployed, failed, error)',
+  labelNames: ['deploy_type', 'result'],
+});
+
+export const rolloutSeconds = new client.Histogram({
+  name: 'deployer_rollout_seconds',
+  help: 'Time from a target starting monitoring to its outcome, by deploy type and outcome (deployed, failed)',
+  labelNames: ['deploy_type', 'outcome'],
+  buckets: [1, 2.5, 5, 10, 20, 30, 60, 120, 300, 600, 1800],
+});
+
+export const deploymentsByStatus = new client.Gauge({
+  name: 'deployer_deployments',
+  help: 'Deployments in the store, by current status',
+  labelNames: ['status'],
+});
+
+export const applies = new client.Counter({
+  name: 'deployer_swarm_applies_total',
+  help: 'Service specs the embedded swarm reconciler applied, by result (created, updated, unchanged, refused, error)',
+  labelNames: ['result'],
+});

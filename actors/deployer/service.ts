@@ -20,6 +20,9 @@ export const deployerSettings = {
   maxBodyBytes: int({ env: 'DEPLOYER_MAX_BODY_BYTES', flag: 'deployer-max-body-bytes', description: 'Largest JSON request body (413 above)', min: 1024, max: 64 * 1024 * 1024, default: 1024 * 1024 }),
   gitlabUrl: str({ env: 'DEPLOYER_GITLAB_URL', flag: 'deployer-gitlab-url', description: 'GitLab whose job API (GET /api/v4/job) verifies CI job tokens that are not local ones; empty: local job tokens only', expect: 'an http(s) URL, or empty', default: '', valid: (v) => v === '' || /^https?:\/\/[^/\s]+\/?[^\s]*$/.test(v) }),
   heartbeatMs: int({ env: 'DEPLOYER_SSE_HEARTBEAT_MS', flag: 'deployer-sse-heartbeat-ms', description: 'Interval of the SSE heartbeat while a deployment is not terminal', min: 10, max: 3_600_000, default: 15_000 }),
+  monitorPollMs: int({ env: 'DEPLOYER_MONITOR_POLL_MS', flag: 'deployer-monitor-poll-ms', description: 'Interval of the rollout monitors\' polls of each target (two Docker API calls per swarm target)', min: 50, max: 60_000, default: 1000 }),
+  stabilityMs: int({ env: 'DEPLOYER_STABILITY_MS', flag: 'deployer-stability-ms', description: 'How long a converged swarm service must stay so (since its newest task started) before it counts as deployed', min: 0, max: 600_000, default: 5000 }),
+  reconcileMs: int({ env: 'DEPLOYER_RECONCILE_MS', flag: 'deployer-reconcile-ms', description: 'Interval of the embedded swarm reconciler\'s fetch of each IaC branch (it also runs at once after each push)', min: 100, max: 3_600_000, default: 5000 }),
 };
 
 export type DeployerValues = Values<typeof deployerSettings>;
@@ -42,6 +45,9 @@ export function deployerArgs(stateDir: string, v: DeployerValues): DeployerArgs 
     maxBodyBytes: v.maxBodyBytes,
     gitlabUrl: v.gitlabUrl === '' ? null : v.gitlabUrl,
     heartbeatMs: v.heartbeatMs,
+    monitorPollMs: v.monitorPollMs,
+    stabilityMs: v.stabilityMs,
+    reconcileMs: v.reconcileMs,
   };
 }
 

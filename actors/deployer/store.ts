@@ -48,6 +48,8 @@ export interface ClusterRecord {
   kind: ClusterKind;
   endpoint: string;
   credential: string | null;
+  /** the user's own reconciler applies this cluster; hostd only monitors (absent in records of part 1: false) */
+  appliedElsewhere?: boolean;
 }
 
 export interface AppRecord {
@@ -213,6 +215,7 @@ export class DeployerStore {
         kind: input.kind,
         endpoint: input.endpoint,
         credential: credentialAfter(input.credential, old?.credential ?? null),
+        appliedElsewhere: input.appliedElsewhere,
       };
       this.clusters.putSync(rec.id, rec);
       return rec;

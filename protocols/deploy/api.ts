@@ -73,13 +73,15 @@ export function checkIacRepo(body: unknown): Result<IacRepoInput> {
   });
 }
 
-// ---- Clusters: POST/PUT /api/clusters {name, kind, endpoint, credential?}
+// ---- Clusters: POST/PUT /api/clusters {name, kind, endpoint, credential?, appliedElsewhere?}
 
 export interface ClusterInput {
   name: string;
   kind: ClusterKind;
   endpoint: string;
   credential: CredentialChange;
+  /** true: the user's own reconciler applies the IaC repository to this cluster; hostd only monitors (default false) */
+  appliedElsewhere: boolean;
 }
 
 /** Endpoint schemes per kind: a Docker API socket or TCP/HTTP address; a Kubernetes API URL. */
@@ -107,12 +109,14 @@ function endpoint(o: Body, kind: ClusterKind): string {
 export function checkCluster(body: unknown): Result<ClusterInput> {
   return attempt(() => {
     const o = objectAt(body, 'body');
-    onlyKnown(o, ['name', 'kind', 'endpoint', 'credential'], 'body');
+    onlyKnown(o, ['name', 'kind', 'endpoint', 'credential', 'appliedElsewhere'], 'body');
     const name = requiredText(o, 'name', 'body', NAME_RULE);
     const kind = own(o, 'kind');
     if (kind === undefined) missing('kind is required');
     if (!CLUSTER_KINDS.includes(kind as ClusterKind)) invalid(`kind must be one of ${CLUSTER_KINDS.join(', ')}; got ${describe(kind)}`);
-    return { name, kind: kind as ClusterKind, endpoint: endpoint(o, kind as ClusterKind), credential: credential(o) };
+    const elsewhere = own(o, 'appliedElsewhere');
+    if (elsewhere !== undefined && elsewhere !== null && typeof elsewhere !== 'boolean') invalid(`appliedElsewhere must be true or false; got ${describe(elsewhere)}`);
+    return { name, kind: kind as ClusterKind, endpoint: endpoint(o, kind as ClusterKind), credential: credential(o), appliedElsewhere: elsewhere === true };
   });
 }
 

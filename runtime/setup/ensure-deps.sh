@@ -29,3 +29,23 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
   echo "ensure-deps: installing npm packages" >&2
   npm install --no-audit --no-fund >&2
 fi
+
+# ---- Docker swarm for the deployment service's rollout tests (test/deployer/swarm-*) -----------
+# dockerd started if it does not answer (CI machines start nothing by hand; no systemd there), then
+# a single-node swarm on loopback if it is not one yet. Idempotent; an existing swarm is kept.
+if command -v dockerd >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+  if ! docker version >/dev/null 2>&1; then
+    echo "ensure-deps: starting dockerd" >&2
+    nohup dockerd >/var/log/hostd-dockerd.log 2>&1 </dev/null &
+    i=0
+    until docker version >/dev/null 2>&1; do
+      i=$((i + 1))
+      if [ "$i" -gt 100 ]; then echo "ensure-deps: dockerd did not start (see /var/log/hostd-dockerd.log)" >&2; exit 1; fi
+      sleep 0.2
+    done
+  fi
+  if [ "$(docker info --format '{{.Swarm.LocalNodeState}}' 2>/dev/null)" != active ]; then
+    echo "ensure-deps: docker swarm init" >&2
+    docker swarm init --advertise-addr 127.0.0.1 >/dev/null 2>&1 || [ "$(docker info --format '{{.Swarm.LocalNodeState}}' 2>/dev/null)" = active ]
+  fi
+fi

@@ -84,8 +84,8 @@ test('IaC repositories: create, list, get, replace, delete; credentials are writ
 test('clusters: kinds and endpoints checked; credentials write-only; a cluster in use is neither deleted nor changes kind (409)', async (t) => {
   const d = await startDeployer(t);
   const { repo, swarm, k8s, app } = await seed(d);
-  t.deepEqual(swarm, { id: 1, name: 'swarm-a', kind: 'swarm', endpoint: 'unix:///var/run/docker.sock', hasCredential: false });
-  t.deepEqual(k8s, { id: 2, name: 'k8s-b', kind: 'kubernetes', endpoint: 'https://k8s.example:6443', hasCredential: true });
+  t.deepEqual(swarm, { id: 1, name: 'swarm-a', kind: 'swarm', endpoint: 'unix:///var/run/docker.sock', appliedElsewhere: false, hasCredential: false });
+  t.deepEqual(k8s, { id: 2, name: 'k8s-b', kind: 'kubernetes', endpoint: 'https://k8s.example:6443', appliedElsewhere: false, hasCredential: true });
   t.deepEqual((await d.call('GET', '/api/clusters')).body, [swarm, k8s]);
   for (const [body, code] of [
     [{ kind: 'swarm', endpoint: 'unix:///x.sock' }, 'MISSING_FIELD'],
@@ -94,6 +94,7 @@ test('clusters: kinds and endpoints checked; credentials write-only; a cluster i
     [{ name: 'a', kind: 'nomad', endpoint: 'unix:///x.sock' }, 'INVALID_FIELD'],
     [{ name: 'a', kind: 'kubernetes', endpoint: 'unix:///x.sock' }, 'INVALID_FIELD'],
     [{ name: 'a', kind: 'kubernetes', endpoint: 'https://u:p@k8s' }, 'INVALID_FIELD'],
+    [{ name: 'a', kind: 'swarm', endpoint: 'unix:///x.sock', appliedElsewhere: 'yes' }, 'INVALID_FIELD'],
   ] as const) {
     t.deepEqual(refused(await d.call('POST', '/api/clusters', body)), err(400, code), JSON.stringify(body));
   }

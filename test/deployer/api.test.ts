@@ -64,7 +64,9 @@ test('branch names follow git check-ref-format', (t) => {
 });
 
 test('POST /api/clusters {name, kind: "swarm" | "kubernetes", endpoint}', (t) => {
-  t.deepEqual(accepted(checkCluster({ name: 'local', kind: 'swarm', endpoint: 'unix:///var/run/docker.sock' })), { name: 'local', kind: 'swarm', endpoint: 'unix:///var/run/docker.sock', credential: undefined });
+  t.deepEqual(accepted(checkCluster({ name: 'local', kind: 'swarm', endpoint: 'unix:///var/run/docker.sock' })), { name: 'local', kind: 'swarm', endpoint: 'unix:///var/run/docker.sock', credential: undefined, appliedElsewhere: false });
+  t.true(accepted(checkCluster({ name: 'l', kind: 'swarm', endpoint: 'unix:///run/d.sock', appliedElsewhere: true })).appliedElsewhere);
+  t.regex(refused(checkCluster({ name: 'l', kind: 'swarm', endpoint: 'unix:///run/d.sock', appliedElsewhere: 1 })).message, /^appliedElsewhere must be true or false/);
   t.true(checkCluster({ name: 's', kind: 'swarm', endpoint: 'tcp://10.0.0.1:2376' }).ok);
   t.true(checkCluster({ name: 'k', kind: 'kubernetes', endpoint: 'https://k8s.example:6443', credential: 'token' }).ok);
   t.is(refused(checkCluster({ name: 'k', endpoint: 'https://x' })).message, 'kind is required');

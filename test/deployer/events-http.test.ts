@@ -9,14 +9,11 @@ import test, { type ExecutionContext } from 'ava';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bareRemote } from '../helpers/git-remote.js';
+import { takeFrames, type SseFrame } from '../helpers/sse-frames.js';
 import { chart, setup, workdir, type Setup } from '../helpers/deploy-setup.js';
 import { DEPLOYER_ID, type DeployerProtocol } from '../../actors/deployer/messages.js';
 
-interface Frame {
-  id: string;
-  event: string;
-  data: any;
-}
+type Frame = SseFrame;
 
 interface Stream {
   frames: Frame[];
@@ -39,19 +36,10 @@ async function subscribe(s: Setup, id: string, lastEventId?: string): Promise<St
     let buf = '';
     try {
       for await (const chunk of res.body) {
-        buf += decoder.decode(chunk as Uint8Array, { stream: true });
-        let i: number;
-        while ((i = buf.indexOf('\n\n')) >= 0) {
-          const block = buf.slice(0, i);
-          buf = buf.slice(i + 2);
-          const f: Record<string, string> = {};
-          for (const line of block.split('\n')) {
-            const m = /^(\w+): ?(.*)$/.exec(line);
-            if (m) f[m[1] as string] = f[m[1] as string] === undefined ? (m[2] as string) : `${f[m[1] as string]}\n${m[2]}`;
-          }
-          frames.push({ id: f.id as string, event: f.event as string, data: JSON.parse(f.data as string) });
-          for (const w of waiters.splice(0)) w();
-        }
+        const taken = takeFrames(buf + decoder.decode(chunk as Uint8Array, { stream: true }));
+        buf = taken.rest;
+        frames.push(...taken.frames);
+        if (taken.frames.length > 0) for (const w of waiters.splice(0)) w();
       }
     } catch {
       // aborted by the test

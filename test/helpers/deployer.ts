@@ -41,7 +41,8 @@ export async function startDeployer(t: ExecutionContext, values: Partial<Deploye
   const adminToken = values.adminToken ?? newAdminToken();
   const args = deployerArgs(dir, { ...resolve(deployerSettings, {}, {}), port: 0, adminToken, ...values });
   await system.start({ id: 'deployer.supervisor', children: [{ id: DEPLOYER_ID, module: DEPLOYER_MODULE, args }] });
-  const { port } = await system.ref<DeployerProtocol>(DEPLOYER_ID).request({ type: 'info' });
+  // the first request waits for the actor's start; on a loaded 2-core machine that can pass the 5 s default
+  const { port } = await system.ref<DeployerProtocol>(DEPLOYER_ID).request({ type: 'info' }, { timeoutMs: 30_000 });
   const url = `http://127.0.0.1:${port}`;
   return {
     system,

@@ -28,7 +28,7 @@ function pathId(raw: string, what: string): number {
 }
 
 const iacRepoView = (x: IacRepoRecord) => ({ id: x.id, name: x.name, url: x.url, branch: x.branch, hasCredential: x.credential !== null });
-const clusterView = (x: ClusterRecord) => ({ id: x.id, name: x.name, kind: x.kind, endpoint: x.endpoint, hasCredential: x.credential !== null });
+const clusterView = (x: ClusterRecord) => ({ id: x.id, name: x.name, kind: x.kind, endpoint: x.endpoint, appliedElsewhere: x.appliedElsewhere === true, hasCredential: x.credential !== null });
 const environmentView = (e: EnvironmentRecord) => ({
   id: e.id,
   appId: e.appId,
