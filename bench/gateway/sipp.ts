@@ -38,6 +38,9 @@ export async function runUac(target: string, localPort: number, rate: number, ca
       '-r', String(rate), '-rp', '1000', '-m', String(calls), '-l', String(Math.max(100, rate * 4)),
       '-d', '0', '-max_socket', '4096', '-trace_rtt', '-rtt_freq', '1', '-timeout', `${Math.ceil(limitMs / 1000)}s`, '-timeout_error',
       '-recv_timeout', '5000', '-send_timeout', '5000', '-trace_err',
+      // A provisional that arrives after the 200 (a proxy's worker processes may reorder them)
+      // is legal SIP: ignored, not counted as a failed call.
+      '-default_behaviors', 'all,-abortunexp',
     ];
     const started = process.hrtime.bigint();
     const child = spawn('sipp', args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
