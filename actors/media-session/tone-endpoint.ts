@@ -41,7 +41,7 @@ export class ToneEndpoint {
     if (!g) {
       g = new ToneGenerator(this.tone, { sampleRate: rate, frequency: this.frequency });
       // A receiver that joins late hears the cadence where it is, not from its start.
-      if (this.frames > 0) g.skip((rate / 50) * this.frames);
+      if (this.frames > 0) g.advance((rate / 50) * this.frames);
       this.generators.set(rate, g);
     }
     return g.next(rate / 50);

@@ -119,10 +119,10 @@ test('phase is continuous across frames: frames equal one block; no click at fra
   t.true(Math.abs(busy[edge] as number) < 2000 && Math.abs(busy[edge - 1] as number) === 0);
 });
 
-test('skip() advances like next() without producing samples (a late receiver joins mid-cadence)', (t) => {
+test('advance() moves on like next() without producing samples (a late receiver joins mid-cadence)', (t) => {
   const whole = generate('ringback', 8000, 8000);
   const g = new ToneGenerator('ringback', { sampleRate: 8000 });
-  g.skip(8000 * 5);
+  g.advance(8000 * 5);
   const rest = g.next(8000 * 3);
   let maxDiff = 0;
   for (let i = 0; i < rest.length; i++) maxDiff = Math.max(maxDiff, Math.abs((rest[i] as number) - (whole[40000 + i] as number)));
@@ -141,7 +141,7 @@ test('silence is zeros; output arrays are reused; bad arguments are refused', (t
   t.throws(() => g.next(-1), { instanceOf: RangeError });
   t.throws(() => g.next(1.5), { instanceOf: RangeError });
   t.throws(() => g.next(320, new Int16Array(10)), { instanceOf: RangeError });
-  t.throws(() => g.skip(-5), { instanceOf: RangeError });
+  t.throws(() => g.advance(-5), { instanceOf: RangeError });
   t.throws(() => new ToneGenerator('sine', { sampleRate: 0 }), { instanceOf: RangeError });
   t.throws(() => new ToneGenerator('sine', { sampleRate: 8000.5 }), { instanceOf: RangeError });
   t.throws(() => new ToneGenerator('sine', { sampleRate: 8000, frequency: 0 }), { instanceOf: RangeError });

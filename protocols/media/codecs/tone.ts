@@ -138,7 +138,7 @@ export class ToneGenerator {
   }
 
   /** Advances by `samples` without producing them (e.g. a receiver joining a tone late). */
-  skip(samples: number): void {
+  advance(samples: number): void {
     checkCount(samples);
     for (let c = 0; c < this.phases.length; c++) {
       const ph = (this.phases[c] as number) + (this.increments[c] as number) * samples;
