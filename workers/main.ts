@@ -4,6 +4,7 @@
  * (actors/<name>/service.js) and hands them to the runtime's CLI.
  */
 import './threadpool.js';
+import './heap.js';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { main } from '../runtime/cli/main.js';

@@ -7,6 +7,7 @@
  */
 // First: the libuv pool is sized before any I/O, as in the daemon (workers/threadpool.ts).
 import '../../workers/threadpool.js';
+import '../../workers/heap.js';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, openSync, ftruncateSync, closeSync } from 'node:fs';
 import { tmpdir } from 'node:os';

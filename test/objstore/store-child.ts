@@ -10,6 +10,7 @@
  * Daemon logs (TEST_LOG_LEVEL, default silent) also go to stdout, one JSON line each.
  */
 import '../../workers/threadpool.js';
+import '../../workers/heap.js';
 import type { ObjstoreProtocol } from '../../actors/objstore/messages.js';
 import type { SchedulerArgs } from '../../actors/scheduler/messages.js';
 import { ActorSystem } from '../../runtime/system.js';

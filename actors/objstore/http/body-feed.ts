@@ -143,8 +143,13 @@ export class BodyFeed {
 
   /** (Re)start the idle timer, unless the client has nothing more to send. */
   private armIdle(): void {
-    this.clearIdle();
-    if (this.complete || this.opts.expected === 0) return;
+    if (this.complete || this.opts.expected === 0) return this.clearIdle();
+    // Re-armed on every chunk of an upload: refresh() restarts the countdown without making a
+    // new timer (thousands per second on a fast PUT).
+    if (this.idle) {
+      this.idle.refresh();
+      return;
+    }
     this.idle = setTimeout(() => {
       this.idle = null;
       const received = this.received;
