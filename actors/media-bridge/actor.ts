@@ -45,6 +45,8 @@ class Front {
   readonly sessions = new Map<string, SessionEntry>();
   /** Destroyed sessions whose actors still relay sockets of endpoints they gave away. */
   readonly lingering = new Set<string>();
+  /** Sessions being destroyed → the connection that owned them (their last events still go there). */
+  private readonly closing = new Map<string, Conn>();
   private nextConn = 1;
 
   constructor(
@@ -82,8 +84,8 @@ class Front {
   }
 
   event<E extends SessionEvent>(sessionId: string, event: E, data: SessionEventData<E>): void {
-    const s = this.sessions.get(sessionId);
-    if (s?.owner) this.sendTo(s.owner, { event, data: { session_id: sessionId, ...data } });
+    const owner = this.sessions.get(sessionId)?.owner ?? this.closing.get(sessionId);
+    if (owner) this.sendTo(owner, { event, data: { session_id: sessionId, ...data } });
   }
 
   private sendTo(conn: Conn, value: unknown): void {
@@ -198,6 +200,7 @@ class Front {
       wsConnectTimeoutMs: this.a.wsConnectTimeoutMs,
       recordingDir: this.a.recordingDir,
       recordingQueuePackets: this.a.recordingQueuePackets,
+      recordingBucket: this.a.recordingBucket,
     };
     const shared = { mode: 'shared' as const, group: 'media' };
     await this.ctx.spawn({
@@ -234,13 +237,19 @@ class Front {
   }
 
   private async destroy(s: SessionEntry): Promise<void> {
+    // Forgotten at once (new commands answer SESSION_NOT_FOUND), but what the session says while
+    // it closes (recording.stopped with session_destroyed) still reaches its owner.
+    const owner = s.owner;
     this.forget(s);
+    if (owner) this.closing.set(s.id, owner);
     let lingering = false;
     try {
       const r = await this.ctx.ref<SessionProtocol>(s.actor).request({ type: 'command', command: { method: 'session.destroy', params: {} } }, { timeoutMs: DESTROY_TIMEOUT_MS });
       lingering = r.ok && 'lingering' in r.result && r.result.lingering;
     } catch {
       // already gone: nothing to destroy
+    } finally {
+      if (owner && this.closing.get(s.id) === owner) this.closing.delete(s.id);
     }
     if (!lingering) await this.ctx.stop(s.actor).catch(() => undefined);
     else this.lingering.add(s.id);

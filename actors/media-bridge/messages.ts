@@ -55,5 +55,7 @@ export interface BridgeArgs {
   wsConnectTimeoutMs: number;
   recordingDir: string | null;
   recordingQueuePackets: number;
+  /** MEDIA_RECORDING_BUCKET (null: off). */
+  recordingBucket: string | null;
   sessionModule: string;
 }

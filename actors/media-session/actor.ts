@@ -10,6 +10,7 @@ import type { BridgeEventMsg, BridgeProtocol, SessionEvent, SessionEventData } f
 import type { SessionArgs, SessionProtocol } from './messages.js';
 import { Session } from './session.js';
 import { packetsCounter } from './metrics.js';
+import { OBJSTORE_ID, type ObjstoreProtocol } from '../objstore/messages.js';
 
 /** How long a transfer waits for the target session to adopt the endpoint (then it rolls back). */
 const ADOPT_TIMEOUT_MS = 5000;
@@ -17,6 +18,8 @@ const ADOPT_TIMEOUT_MS = 5000;
 const OWNS_TIMEOUT_MS = 2000;
 /** How often the session asks, unless the args say otherwise. */
 const OWNER_CHECK_MS = 5000;
+/** How long a finished recording waits for the object store to say its port (no answer: it stays local). */
+const STORE_INFO_TIMEOUT_MS = 2000;
 
 function copy(data: Uint8Array): ArrayBuffer {
   const ab = new ArrayBuffer(data.byteLength);
@@ -57,6 +60,7 @@ export default defineActor<SessionProtocol, null, SessionArgs, Session>({
       bridgeAttach: (target, attach) => ctx.ref<SessionProtocol>(target).request({ type: 'bridgeAttach', attach }, { timeoutMs: ADOPT_TIMEOUT_MS }),
       bridgeAudio: (peer, endpointId, data) => ctx.ref<SessionProtocol>(peer).send({ type: 'bridgeAudio', endpointId, data }, { transfer: [data] }),
       bridgeDetach: (peer, endpointId, reason) => ctx.ref<SessionProtocol>(peer).send({ type: 'bridgeDetach', endpointId, reason }),
+      storePort: () => ctx.ref<ObjstoreProtocol>(OBJSTORE_ID).request({ type: 'info' }, { timeoutMs: STORE_INFO_TIMEOUT_MS }).then((i) => i.port),
     });
     // A front that restarted has an empty registry: a session it does not know is unreachable,
     // so it ends itself (closing its sockets) rather than hold ports for nobody.

@@ -3,8 +3,10 @@
  * overwritten), written through a bounded queue so a slow or stalled disk never holds up the
  * media path. A record that finds the queue full is dropped and counted; the first write error
  * (a full disk, an I/O error) ends the file and is reported once through `onError`. The bytes
- * are protocols/media/pcap.ts's.
+ * are protocols/media/pcap.ts's. The file's MD5 is hashed as it is written, for the object store's
+ * Content-MD5 when the finished file is stored as an object (recording-store.ts).
  */
+import { createHash, type Hash } from 'node:crypto';
 import { open, type FileHandle } from 'node:fs/promises';
 import { pcapFileHeader } from '../../protocols/media/pcap.js';
 
@@ -18,6 +20,7 @@ export class RecordingFile {
   private queue: Buffer[] = [];
   private writing: Promise<void> | null = null;
   private closed = false;
+  private readonly hash: Hash = createHash('md5');
 
   private constructor(
     private readonly fh: FileHandle,
@@ -37,6 +40,7 @@ export class RecordingFile {
     }
     const f = new RecordingFile(fh, maxQueued, onError);
     f.bytes = header.length;
+    f.hash.update(header);
     return f;
   }
 
@@ -60,6 +64,7 @@ export class RecordingFile {
         const want = batch.reduce((n, b) => n + b.length, 0);
         this.bytes += bytesWritten;
         if (bytesWritten !== want) throw new Error(`short write: ${bytesWritten} of ${want} bytes`);
+        for (const b of batch) this.hash.update(b);
       } catch (err) {
         this.failed = (err as Error).message;
         this.dropped += batch.length + this.queue.length;
@@ -69,6 +74,11 @@ export class RecordingFile {
       }
     }
     this.writing = null;
+  }
+
+  /** The MD5 (hex) of what the file holds; call once, after finish(). */
+  md5(): string {
+    return this.hash.digest('hex');
   }
 
   private finishing: Promise<void> | null = null;

@@ -12,12 +12,18 @@
  *
  * A recording of the whole session (`endpoint_id` null) hears every RTP endpoint in it,
  * including those added or transferred in later; one of an endpoint hears only it.
+ *
+ * Where it ends: a finished file is stored as an object when the session has a RecordingStore
+ * (MEDIA_RECORDING_BUCKET with the object store in the daemon): the summary then says
+ * `object_path` and `object_id` instead of `file_path`; a file the store refused stays local and
+ * the summary adds `store_error`. A file ended by a disk error (`io_error`) is not stored.
  */
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { pcapRecord } from '../../protocols/media/pcap.js';
 import type { RecordingStopReason, RecordingSummary } from '../../protocols/media/results.js';
 import { RecordingFile } from './recording-file.js';
+import type { RecordingStore, StoredRecording } from './recording-store.js';
 import type { RtpEndpoint } from './rtp-endpoint.js';
 
 /** A session holds at most this many recordings at once (LIMIT_EXCEEDED beyond). */
@@ -53,6 +59,7 @@ export class Recordings {
     private readonly dir: string | null,
     private readonly maxQueued: number,
     private readonly env: RecordingsEnv,
+    private readonly store: RecordingStore | null = null,
   ) {}
 
   get size(): number {
@@ -84,8 +91,9 @@ export class Recordings {
     const r = this.all.get(id);
     if (!r) return null;
     this.all.delete(id);
+    const stoppedAt = Date.now();
     await r.file.finish();
-    return summary(r, Date.now());
+    return summary(r, stoppedAt, await this.keep(r));
   }
 
   /** Stop every recording that hears `endpointId` alone (transferred out, removed). */
@@ -104,12 +112,23 @@ export class Recordings {
     if (!r) return Promise.resolve();
     this.all.delete(id);
     const stoppedAt = Date.now();
-    const done = r.file.finish().then(() => {
+    const done = r.file.finish().then(async () => {
+      const where = reason === 'io_error' ? {} : await this.keep(r);
       this.ending.delete(done);
-      this.env.stopped({ ...summary(r, stoppedAt), reason, ...(error ? { error } : {}) });
+      this.env.stopped({ ...summary(r, stoppedAt, where), reason, ...(error ? { error } : {}) });
     });
     this.ending.add(done);
     return done;
+  }
+
+  /** A closed file into the object store, when there is one; what the summary says of it. */
+  private async keep(r: Recording): Promise<Kept> {
+    if (!this.store || r.file.failed) return {};
+    try {
+      return await this.store.put(r.filePath, r.file.bytes, r.file.md5());
+    } catch (err) {
+      return { store_error: (err as Error).message };
+    }
   }
 
   /** The tap an RTP endpoint gets now: null when no recording hears it. */
@@ -129,11 +148,13 @@ export class Recordings {
   }
 }
 
-function summary(r: Recording, stoppedAt: number): RecordingSummary {
+type Kept = StoredRecording | { store_error?: string };
+
+function summary(r: Recording, stoppedAt: number, kept: Kept): RecordingSummary {
   return {
     recording_id: r.id,
     endpoint_id: r.endpointId,
-    file_path: r.filePath,
+    ...('object_path' in kept ? kept : { file_path: r.filePath, ...kept }),
     packets: r.file.packets,
     dropped_packets: r.file.dropped,
     bytes: r.file.bytes,

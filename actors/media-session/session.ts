@@ -25,6 +25,7 @@ import { FileEndpoint } from './file-endpoint.js';
 import { loadLocalFile } from './file-source.js';
 import { WsEndpoint } from './ws-endpoint.js';
 import { DEFAULT_RECORDING_QUEUE_PACKETS, Recordings } from './recording.js';
+import { RecordingStore } from './recording-store.js';
 import { BRIDGE_RATE, BridgeEndpoint, mirrorDirection } from './bridge-endpoint.js';
 import { AUDIO_PATH_PREFIX } from '../../protocols/media/commands.js';
 import { filesFinished, markReported, mediaTimeouts, reportCounters, toneFinished, transfers } from './metrics.js';
@@ -64,6 +65,8 @@ export interface SessionEnv {
   bridgeAudio(peer: string, endpointId: string, data: ArrayBuffer): void;
   /** Bridge: this side went; the peer removes its side. */
   bridgeDetach(peer: string, endpointId: string, reason: 'peer removed' | 'peer session closed'): void;
+  /** The object store's HTTP port in this daemon (finished recordings are stored there); rejects when it does not run. */
+  storePort(): Promise<number>;
 }
 
 /** One destination of a source's packets. */
@@ -124,7 +127,7 @@ export class Session implements RtpHost {
         this.retap();
         this.env.emit('recording.stopped', summary);
       },
-    });
+    }, args.recordingBucket ? new RecordingStore(args.recordingBucket, args.sessionId, () => env.storePort()) : null);
     // Sessions made together must not all do their housekeeping in the same millisecond.
     this.housekeepingTimer = env.setTimeout(() => {
       this.housekeepingTimer = env.setInterval(() => this.housekeeping(), 1000);

@@ -10,6 +10,7 @@ import { defineService } from '../../runtime/service.js';
 import { PEER_POLICIES } from '../../protocols/media/types.js';
 import { BRIDGE_ID, type BridgeArgs } from '../media-bridge/messages.js';
 import { isLoopback } from '../../runtime/http/bearer.js';
+import { isValidBucketName } from '../../protocols/objstore/paths.js';
 
 const ipOrEmpty = (v: string) => v === '' || isIP(v) !== 0;
 
@@ -31,6 +32,7 @@ export const mediaSettings = {
   wsConnectTimeoutMs: int({ env: 'MEDIA_WS_CONNECT_TIMEOUT_MS', flag: 'media-ws-connect-timeout-ms', description: 'A WebSocket PCM endpoint whose client has not dialled in this long is removed (with endpoint.ws.connect_timeout)', min: 100, max: 3_600_000, default: 30_000 }),
   recordingDir: str({ env: 'MEDIA_RECORDING_DIR', flag: 'media-recording-dir', description: 'Directory recording.start writes PCAP files to (empty: recording is off)', expect: 'an absolute directory path or empty', default: '', valid: (v) => isAbsolute(v) }),
   recordingQueuePackets: int({ env: 'MEDIA_RECORDING_QUEUE_PACKETS', flag: 'media-recording-queue-packets', description: 'Packets a recording keeps waiting for the disk at most; beyond, they are dropped and counted (dropped_packets)', min: 1, max: 1_000_000, default: 1000 }),
+  recordingBucket: str({ env: 'MEDIA_RECORDING_BUCKET', flag: 'media-recording-bucket', description: "Bucket a finished recording is stored in as an object (<bucket>/<session_id>/<file name>) when the object store runs in this daemon; the local file is then deleted (empty: recordings stay in MEDIA_RECORDING_DIR)", expect: 'a bucket name (no /, not starting with $) or empty', default: '', valid: (v) => v === '' || isValidBucketName(v) }),
   allowOpenWithoutToken: bool({ env: 'MEDIA_ALLOW_OPEN', flag: 'media-allow-open', description: 'Allow a non-loopback MEDIA_HOST without a token (not recommended)', default: false }),
 };
 
@@ -46,6 +48,7 @@ export function bridgeArgs(v: MediaValues): BridgeArgs {
   if (!token && !isLoopback(v.host) && !v.allowOpenWithoutToken) {
     throw new Error(`MEDIA_HOST ${v.host} is not a loopback address: set MEDIA_TOKEN (clients then send Authorization: Bearer <token>)`);
   }
+  if (v.recordingBucket && !v.recordingDir) throw new Error(`MEDIA_RECORDING_BUCKET ${v.recordingBucket} needs MEDIA_RECORDING_DIR: a recording is written there first and stored as an object when it ends`);
   if (v.rtpPortMax - v.rtpPortMin < 3) throw new Error(`MEDIA_RTP_PORT_MIN ${v.rtpPortMin} and MEDIA_RTP_PORT_MAX ${v.rtpPortMax} leave no room for an RTP/RTCP pair`);
   const v6 = isIP(v.advertisedAddress) === 6;
   return {
@@ -67,6 +70,7 @@ export function bridgeArgs(v: MediaValues): BridgeArgs {
     wsConnectTimeoutMs: v.wsConnectTimeoutMs,
     recordingDir: v.recordingDir || null,
     recordingQueuePackets: v.recordingQueuePackets,
+    recordingBucket: v.recordingBucket || null,
     sessionModule: SESSION_MODULE,
   };
 }

@@ -33,8 +33,13 @@ export interface RecordingSummary {
   recording_id: string;
   /** The recorded endpoint; null: the whole session. */
   endpoint_id: string | null;
-  /** The PCAP file, in the recordings directory (MEDIA_RECORDING_DIR). */
-  file_path: string;
+  /** The PCAP file, in the recordings directory (MEDIA_RECORDING_DIR), when it was not stored as an object. */
+  file_path?: string;
+  /** Where the object store holds it (`<MEDIA_RECORDING_BUCKET>/<session_id>/<file name>`), when stored. */
+  object_path?: string;
+  object_id?: string;
+  /** Why the object store did not take it (the file stays at file_path). */
+  store_error?: string;
   /** Records written (RTP and RTCP datagrams). */
   packets: number;
   /** Records lost: the write queue was full, or the disk failed. */

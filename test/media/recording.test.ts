@@ -147,10 +147,10 @@ test('a transfer stops the endpoint\'s recording with recording.stopped (spec: t
   await a.sendSine(legA.bridge, { freq: 500, ms: 200, seq: 100 });
   await sleep(100);
   const after = await c2.call('recording.stop', { recording_id: there.recording_id });
-  t.deepEqual(packetsOf(t, after.file_path).map((p) => rtpOf(p)?.sequenceNumber), Array.from({ length: 10 }, (_, i) => 100 + i), 'the moved endpoint is heard by the target\'s session recording');
+  t.deepEqual(packetsOf(t, after.file_path!).map((p) => rtpOf(p)?.sequenceNumber), Array.from({ length: 10 }, (_, i) => 100 + i), 'the moved endpoint is heard by the target\'s session recording');
 });
 
-test('session.destroy stops its recordings: the file is whole when destroy answers', async (t) => {
+test('session.destroy stops its recordings: the file is whole when destroy answers, and recording.stopped reaches the owner', async (t) => {
   const dir = recordingsDir(t);
   const { c } = await bridgeSession(t, { recordingDir: dir });
   const a = await RtpPeer.open(t);
@@ -158,8 +158,13 @@ test('session.destroy stops its recordings: the file is whole when destroy answe
   const rec = await c.call('recording.start', { endpoint_id: legA.id });
   await a.sendSine(legA.bridge, { freq: 500, ms: 300 });
   await sleep(50);
+  const stopped = c.waitFor('recording.stopped');
   await c.call('session.destroy', {});
   t.is(packetsOf(t, rec.file_path).length, 15);
+  const ev = await stopped;
+  t.is(ev.reason, 'session_destroyed', 'the owner hears why, though the session is gone');
+  t.is(ev.recording_id, rec.recording_id);
+  t.is(ev.packets, 15);
 });
 
 test('refusals: recording off, bad and taken file names, unknown or non-RTP endpoints, unknown recording, an unwritable directory', async (t) => {
@@ -233,7 +238,7 @@ test('a write queue of one packet drops a burst\'s excess and counts it: written
   const done = await c.call('recording.stop', { recording_id: rec.recording_id });
   t.is(done.packets + done.dropped_packets, received);
   t.true(done.dropped_packets > 0, `${done.dropped_packets} dropped of ${received}`);
-  t.is(packetsOf(t, done.file_path).length, done.packets);
+  t.is(packetsOf(t, done.file_path!).length, done.packets);
 });
 
 test('a recording started on a stream the native path carries records every packet from then on, and the stream stays whole', async (t) => {
@@ -247,7 +252,7 @@ test('a recording started on a stream the native path carries records every pack
   t.false(await native(), 'a recorded source is not on the native path');
   await sleep(800);
   const done = await c.call('recording.stop', { recording_id: rec.recording_id });
-  const seqs = packetsOf(t, done.file_path).map((p) => rtpOf(p)!.sequenceNumber);
+  const seqs = packetsOf(t, done.file_path!).map((p) => rtpOf(p)!.sequenceNumber);
   // 40 are sent in 800 ms; a loaded machine delays the test's own sender, so fewer is fine here:
   // what this test is about is the next line (no gap).
   t.true(seqs.length >= 10, `${seqs.length} packets in 800 ms`);

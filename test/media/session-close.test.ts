@@ -97,6 +97,7 @@ function bareSession(t: ExecutionContext): Session {
     bridgeAttach: () => Promise.reject(new Error('no other session here')),
     bridgeAudio: () => undefined,
     bridgeDetach: () => undefined,
+    storePort: () => Promise.reject(new Error('no object store here')),
   };
   const base = 20000 + Math.floor(Math.random() * 40) * 1000;
   const session = new Session(
