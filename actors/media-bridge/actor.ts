@@ -197,6 +197,8 @@ class Front {
       peerPolicy: this.a.peerPolicy,
       fileDir: this.a.fileDir,
       fileMaxBytes: this.a.fileMaxBytes,
+      urlPolicy: this.a.urlPolicy,
+      fileCa: this.a.fileCa,
       wsConnectTimeoutMs: this.a.wsConnectTimeoutMs,
       recordingDir: this.a.recordingDir,
       recordingQueuePackets: this.a.recordingQueuePackets,

@@ -1,4 +1,5 @@
 /** What the bridge front accepts from session actors: events for the owning connection. */
+import type { UrlPolicy } from '../../protocols/media/url-policy.js';
 import type { Protocol } from '../../runtime/index.js';
 import type { Events } from '../../protocols/media/results.js';
 import type { PeerPolicy } from '../../protocols/media/types.js';
@@ -51,6 +52,10 @@ export interface BridgeArgs {
   /** Directory local files are played from (null: local file playback is off). */
   fileDir: string | null;
   fileMaxBytes: number;
+  /** MEDIA_FILE_ORIGINS / MEDIA_FILE_NETWORKS */
+  urlPolicy: UrlPolicy;
+  /** MEDIA_FILE_CA's PEM text (null: the system's CAs only) */
+  fileCa: string | null;
   /** A WebSocket endpoint not dialled in this long is removed. */
   wsConnectTimeoutMs: number;
   recordingDir: string | null;

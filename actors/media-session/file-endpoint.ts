@@ -18,6 +18,9 @@
  * - Paused: the endpoint gives no audio (a receiver that hears nothing else gets no packets),
  *   and its position stays. Pause and resume are idempotent; on a finished file they are
  *   refused, as is seek. A seek to or past the end finishes the file at once.
+ * - A URL source starts `buffering` (no file yet: it plays nothing) and turns `playing` when its
+ *   download is decoded (`load`), from `start_ms`; a download that fails finishes it (`fail`).
+ *   Pause, resume and seek are refused while it buffers (there is no position yet).
  */
 import { Resampler } from '../../protocols/media/codecs/resample.js';
 import type { FileState } from '../../protocols/media/results.js';
@@ -54,21 +57,38 @@ export class FileEndpoint {
   private carry = 0;
   private readers = new Map<number, Reader>();
   private closedBy: EndpointCloseReason | null = null;
-  private readonly pcm: Int16Array;
-  readonly rate: number;
+  private pcm: Int16Array = new Int16Array(0);
+  rate = 8000;
+  /** Why a URL source's download failed (the endpoint is finished). */
+  error: string | null = null;
 
   constructor(
     readonly id: string,
     readonly source: string,
-    file: LoadedFile,
+    /** null: a URL source still downloading (`buffering` until load()). */
+    file: LoadedFile | null,
     readonly startMs: number,
     readonly loopCount: number | null,
     readonly gainDb: number,
   ) {
+    this.master = { pos: 0, loopsLeft: loopCount, ended: false };
+    if (file) this.load(file);
+    else this.state = 'buffering';
+  }
+
+  /** The file is here (at once for a local one, after the download for a URL): play from start_ms. */
+  load(file: LoadedFile): void {
     this.pcm = file.pcm;
     this.rate = file.info.sampleRate;
-    this.master = { pos: 0, loopsLeft: loopCount, ended: false };
-    this.seekTo(startMs);
+    this.state = 'playing';
+    this.seekTo(this.startMs);
+  }
+
+  /** The download or its decoding failed: the endpoint is finished and plays nothing. */
+  fail(message: string): void {
+    this.error = message;
+    this.master.ended = true;
+    this.state = 'finished';
   }
 
   get durationMs(): number {
@@ -208,6 +228,7 @@ export class FileEndpoint {
       loops_left: this.master.loopsLeft,
       gain_db: this.gainDb,
       played_ms: this.frames * 20,
+      ...(this.error ? { error: this.error } : {}),
     };
   }
 }

@@ -22,11 +22,18 @@ import { decodeWav, probeWav, type WavInfo } from '../../protocols/media/codecs/
 export interface LoadedFile {
   pcm: Int16Array;
   info: WavInfo;
-  /** The real path that was opened. */
+  /** The real path that was opened (a URL source: the URL's origin). */
   path: string;
 }
 
 export type LoadOutcome = { ok: true; file: LoadedFile } | { ok: false; message: string };
+
+/** A whole file's bytes (local or downloaded) probed and decoded; `label` names it in messages. */
+export function decodeFile(file: Uint8Array, label: string, path: string, gainDb: number): LoadOutcome {
+  const probe = probeWav(file);
+  if (!probe.ok) return { ok: false, message: `source ${label}: ${probe.message}` };
+  return { ok: true, file: { pcm: decodeWav(file, probe.info, gainDb), info: probe.info, path } };
+}
 
 export async function loadLocalFile(dir: string, source: string, maxBytes: number, gainDb: number): Promise<LoadOutcome> {
   const bad = (message: string) => ({ ok: false as const, message });
@@ -63,10 +70,7 @@ export async function loadLocalFile(dir: string, source: string, maxBytes: numbe
       if (bytesRead === 0) break;
       got += bytesRead;
     }
-    const file = bytes.subarray(0, got);
-    const probe = probeWav(file);
-    if (!probe.ok) return bad(`source ${source}: ${probe.message}`);
-    return { ok: true, file: { pcm: decodeWav(file, probe.info, gainDb), info: probe.info, path } };
+    return decodeFile(bytes.subarray(0, got), source, path, gainDb);
   } catch (err) {
     return bad(`source ${source}: read failed (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
   } finally {

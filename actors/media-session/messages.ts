@@ -3,6 +3,7 @@
  * rest are session-to-session messages for `endpoint.transfer` and for relaying the media of
  * an endpoint whose sockets stayed on another thread.
  */
+import type { UrlPolicy } from '../../protocols/media/url-policy.js';
 import type { Protocol } from '../../runtime/index.js';
 import type { Command, Method } from '../../protocols/media/commands.js';
 import type { ErrorCode } from '../../protocols/media/envelope.js';
@@ -90,6 +91,10 @@ export interface SessionArgs {
   fileDir?: string | null;
   /** Largest file a file endpoint opens, in bytes (absent: 100 MiB). */
   fileMaxBytes?: number;
+  /** URL file sources: the origins and networks allowed (url-policy.ts); absent: URL playback off. */
+  urlPolicy?: UrlPolicy;
+  /** Extra CA certificates (PEM) for https file sources. */
+  fileCa?: string | null;
   /** A WebSocket endpoint not dialled in this long is removed (absent: 30 s). */
   wsConnectTimeoutMs?: number;
   /** Directory recordings are written to (null or absent: recording is off). */

@@ -22,7 +22,8 @@ import type { SocketPair } from './socket-pair.js';
 import { FastRules } from './fast-rules.js';
 import { ToneEndpoint } from './tone-endpoint.js';
 import { FileEndpoint } from './file-endpoint.js';
-import { loadLocalFile } from './file-source.js';
+import { decodeFile, loadLocalFile } from './file-source.js';
+import { openUrl } from './url-source.js';
 import { WsEndpoint } from './ws-endpoint.js';
 import { DEFAULT_RECORDING_QUEUE_PACKETS, Recordings } from './recording.js';
 import { RecordingStore } from './recording-store.js';
@@ -232,6 +233,7 @@ export class Session implements RtpHost {
         if (ep.type !== 'file') return fail('ENDPOINT_ERROR', `endpoint ${ep.id} is a ${ep.type} endpoint, not a file endpoint`);
         const verb = c.method.slice('endpoint.file.'.length);
         if (ep.state === 'finished') return fail('ENDPOINT_ERROR', `file endpoint ${ep.id} has finished: it cannot ${verb} (remove it, or create a new one)`);
+        if (ep.state === 'buffering') return fail('ENDPOINT_ERROR', `file endpoint ${ep.id} is still buffering (its download has not finished): it cannot ${verb} yet`);
         const before = ep.state;
         let ended = false;
         if (c.method === 'endpoint.file.pause') ep.pause();
@@ -285,7 +287,8 @@ export class Session implements RtpHost {
   private async createFile(c: Extract<SessionCommand, { method: 'endpoint.create_file' }>): Promise<SessionOutcome<'endpoint.create_file'>> {
     const { source, start_ms, loop_count, gain_db } = c.params;
     if (this.endpoints.size >= this.args.maxEndpoints) return this.full();
-    if (/^[a-z][a-z0-9+.-]*:\/\//i.test(source)) return fail('NOT_IMPLEMENTED', `source ${source.split('/')[0]}//…: URL sources are not available in this version of the bridge (only local files under MEDIA_FILE_DIR)`);
+    if (/^[a-z][a-z0-9+.-]*:\/\//i.test(source)) return this.createUrlFile(c);
+    if (c.params.timeout_ms !== undefined || c.params.cache_ttl_secs !== undefined) return fail('INVALID_PARAMS', 'timeout_ms and cache_ttl_secs apply to URL sources only; source is a local file');
     if (!this.args.fileDir) return fail('ENDPOINT_ERROR', 'local file playback is off: the bridge has no media directory (MEDIA_FILE_DIR is not set)');
     const loaded = await loadLocalFile(this.args.fileDir, source, this.args.fileMaxBytes ?? DEFAULT_FILE_MAX_BYTES, gain_db);
     if (!loaded.ok) return fail('ENDPOINT_ERROR', loaded.message);
@@ -297,6 +300,39 @@ export class Session implements RtpHost {
     const ep = new FileEndpoint(randomUUID(), source, loaded.file, start_ms, loop_count, gain_db);
     this.add(ep);
     return ok(c, { endpoint_id: ep.id, state: ep.state, duration_ms: ep.durationMs });
+  }
+
+  /**
+   * A URL source: the SSRF checks, the redirects and the final answer's headers before the reply
+   * (a refusal is this command's ENDPOINT_ERROR and creates nothing); then the endpoint is
+   * `buffering` while the body downloads, and `playing` once it is decoded, or `finished` with
+   * `endpoint.file.finished {reason: "error"}` when the body or its decoding fails.
+   */
+  private async createUrlFile(c: Extract<SessionCommand, { method: 'endpoint.create_file' }>): Promise<SessionOutcome<'endpoint.create_file'>> {
+    const { source, start_ms, loop_count, gain_db, timeout_ms, cache_ttl_secs } = c.params;
+    const opened = await openUrl(source, {
+      policy: this.args.urlPolicy ?? { origins: [], networks: [] },
+      timeoutMs: timeout_ms ?? DEFAULT_URL_TIMEOUT_MS,
+      maxBytes: this.args.fileMaxBytes ?? DEFAULT_FILE_MAX_BYTES,
+      ca: this.args.fileCa ?? null,
+      cacheTtlSecs: cache_ttl_secs ?? DEFAULT_URL_CACHE_TTL_SECS,
+    });
+    if (!opened.ok) return fail('ENDPOINT_ERROR', opened.message);
+    if (this.isClosed) return fail('SESSION_NOT_FOUND', `session ${this.args.sessionId} closed while the URL was being opened`);
+    if (this.endpoints.size >= this.args.maxEndpoints) return this.full();
+    const shown = shownUrl(source);
+    const ep = new FileEndpoint(randomUUID(), shown, null, start_ms, loop_count, gain_db);
+    this.add(ep);
+    // A cached file is there at once: its state change waits a turn, so it follows this answer.
+    void Promise.all([opened.body(), new Promise((r) => setImmediate(r))]).then(([got]) => {
+      if (ep.closed || this.isClosed) return;
+      const decoded = got.ok ? decodeFile(got.bytes, shown, shown, gain_db) : got;
+      if (!decoded.ok) ep.fail(decoded.message);
+      else if (start_ms >= decoded.file.info.durationMs) ep.fail(`start_ms ${start_ms} is not inside the file (${decoded.file.info.durationMs} ms long)`);
+      else ep.load(decoded.file);
+      this.fileStateChanged(ep, 'buffering', ep.state === 'finished');
+    });
+    return ok(c, { endpoint_id: ep.id, state: ep.state, duration_ms: 0 });
   }
 
   private async startRecording(c: Extract<SessionCommand, { method: 'recording.start' }>): Promise<SessionOutcome<'recording.start'>> {
@@ -341,7 +377,7 @@ export class Session implements RtpHost {
     this.env.emit('endpoint.state_changed', { endpoint_id: ep.id, type: 'file', state: ep.state, previous_state: previous });
     if (ended) {
       filesFinished.inc();
-      this.env.emit('endpoint.file.finished', { endpoint_id: ep.id, reason: 'completed', played_ms: ep.frames * 20 });
+      this.env.emit('endpoint.file.finished', { endpoint_id: ep.id, reason: ep.error ? 'error' : 'completed', played_ms: ep.frames * 20, ...(ep.error ? { error: ep.error } : {}) });
     }
     this.replan();
   }
@@ -851,5 +887,21 @@ export class Session implements RtpHost {
       shelf.delete(id);
     }
     this.relays.clear();
+  }
+}
+
+/** timeout_ms's default for a URL source: the whole download. */
+const DEFAULT_URL_TIMEOUT_MS = 10_000;
+/** cache_ttl_secs's default. */
+const DEFAULT_URL_CACHE_TTL_SECS = 300;
+
+/** A URL as session.info and messages show it: origin and file name, never the query or the rest of the path. */
+function shownUrl(source: string): string {
+  try {
+    const u = new URL(source);
+    const name = u.pathname.split('/').pop();
+    return `${u.origin}/${name ? `…/${name}` : ''}`;
+  } catch {
+    return '(URL)';
   }
 }

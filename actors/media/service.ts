@@ -5,7 +5,9 @@
  */
 import { isIP } from 'node:net';
 import { isAbsolute } from 'node:path';
-import { bool, int, oneOf, str, type Values } from '../../runtime/config/settings.js';
+import { readFileSync } from 'node:fs';
+import { bool, int, oneOf, str, type Setting, type Values } from '../../runtime/config/settings.js';
+import { parseNetworks, parseOrigins, type Cidr } from '../../protocols/media/url-policy.js';
 import { defineService } from '../../runtime/service.js';
 import { PEER_POLICIES } from '../../protocols/media/types.js';
 import { BRIDGE_ID, type BridgeArgs } from '../media-bridge/messages.js';
@@ -28,6 +30,25 @@ export const mediaSettings = {
   maxSessions: int({ env: 'MEDIA_MAX_SESSIONS', flag: 'media-max-sessions', description: 'Sessions the bridge holds at most', min: 1, max: 1_000_000, default: 5000 }),
   peerPolicy: oneOf({ env: 'MEDIA_PEER_POLICY', flag: 'media-peer-policy', description: 'Which sources an RTP endpoint accepts: strict (the SDP address and port), address (the SDP address, any port), latch (any; replies go where media comes from)', values: PEER_POLICIES, default: 'address' }),
   fileDir: str({ env: 'MEDIA_FILE_DIR', flag: 'media-file-dir', description: 'Directory file endpoints play local files from (empty: local file playback is off)', expect: 'an absolute directory path or empty', default: '', valid: (v) => isAbsolute(v) }),
+  fileOrigins: {
+    env: 'MEDIA_FILE_ORIGINS',
+    flag: 'media-file-origins',
+    description: 'Origins (http(s)://host[:port], comma-separated) file endpoints may download from; empty: URL playback is off',
+    expect: 'comma-separated origins like https://media.example.com',
+    default: [] as string[],
+    parse: (raw: string) => parseOrigins(raw),
+    show: (v: string[]) => v.join(',') || '(none: URL playback off)',
+  } satisfies Setting<string[]>,
+  fileNetworks: {
+    env: 'MEDIA_FILE_NETWORKS',
+    flag: 'media-file-networks',
+    description: 'Networks (CIDR, comma-separated) where a file URL may resolve although they are loopback, private, link-local or otherwise not public; empty: public unicast addresses only',
+    expect: 'comma-separated networks like 10.20.0.0/16,fd00:1::/64',
+    default: [] as Cidr[],
+    parse: (raw: string) => parseNetworks(raw),
+    show: (v: Cidr[]) => v.map((c) => c.text).join(',') || '(none)',
+  } satisfies Setting<Cidr[]>,
+  fileCa: str({ env: 'MEDIA_FILE_CA', flag: 'media-file-ca', description: 'PEM file of extra CA certificates trusted for https file URLs (a private CA), beside the system ones', expect: 'an absolute file path or empty', default: '', valid: (v) => isAbsolute(v) }),
   fileMaxBytes: int({ env: 'MEDIA_FILE_MAX_BYTES', flag: 'media-file-max-bytes', description: 'Largest local file a file endpoint opens, in bytes', min: 1024, max: 2 ** 31, default: 100 * 1024 * 1024 }),
   wsConnectTimeoutMs: int({ env: 'MEDIA_WS_CONNECT_TIMEOUT_MS', flag: 'media-ws-connect-timeout-ms', description: 'A WebSocket PCM endpoint whose client has not dialled in this long is removed (with endpoint.ws.connect_timeout)', min: 100, max: 3_600_000, default: 30_000 }),
   recordingDir: str({ env: 'MEDIA_RECORDING_DIR', flag: 'media-recording-dir', description: 'Directory recording.start writes PCAP files to (empty: recording is off)', expect: 'an absolute directory path or empty', default: '', valid: (v) => isAbsolute(v) }),
@@ -41,6 +62,17 @@ export type MediaValues = Values<typeof mediaSettings>;
 
 export const BRIDGE_MODULE = new URL('../media-bridge/actor.js', import.meta.url).href;
 export const SESSION_MODULE = new URL('../media-session/actor.js', import.meta.url).href;
+
+function readCa(path: string): string {
+  let pem: string;
+  try {
+    pem = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new Error(`MEDIA_FILE_CA ${path} cannot be read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new Error(`MEDIA_FILE_CA ${path} holds no PEM certificate`);
+  return pem;
+}
 
 /** The bridge front's arguments from the settings' values; throws with a clear message on a bad mix. */
 export function bridgeArgs(v: MediaValues): BridgeArgs {
@@ -67,6 +99,8 @@ export function bridgeArgs(v: MediaValues): BridgeArgs {
     peerPolicy: v.peerPolicy,
     fileDir: v.fileDir || null,
     fileMaxBytes: v.fileMaxBytes,
+    urlPolicy: { origins: v.fileOrigins, networks: v.fileNetworks },
+    fileCa: v.fileCa ? readCa(v.fileCa) : null,
     wsConnectTimeoutMs: v.wsConnectTimeoutMs,
     recordingDir: v.recordingDir || null,
     recordingQueuePackets: v.recordingQueuePackets,

@@ -59,6 +59,9 @@ export const SHAPES = {
     start_ms: optional(number({ min: 0, max: Number.MAX_SAFE_INTEGER, integer: true, unit: 'ms' }), 0),
     loop_count: optional(nullable(number({ min: 0, max: MAX_LOOP_COUNT, integer: true })), 0),
     gain_db: optional(number({ min: -60, max: 20, unit: 'dB' }), 0),
+    // URL sources only (a local source with either is INVALID_PARAMS).
+    timeout_ms: optional(number({ min: 1, max: 60_000, integer: true, unit: 'ms' }), undefined),
+    cache_ttl_secs: optional(number({ min: 0, max: 86_400, integer: true, unit: 's' }), undefined),
   },
   'endpoint.file.pause': { endpoint_id: endpointId },
   'endpoint.file.resume': { endpoint_id: endpointId },

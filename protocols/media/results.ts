@@ -15,7 +15,7 @@ export interface EndpointInfo {
 }
 
 /** States of a local file endpoint (spec: playing → paused → playing → finished). */
-export type FileState = 'playing' | 'paused' | 'finished';
+export type FileState = 'buffering' | 'playing' | 'paused' | 'finished';
 
 export interface SessionInfo {
   session_id: string;
@@ -97,7 +97,7 @@ export interface Events {
   'endpoint.transferred_in': { session_id: string; endpoint_id: string; source_session_id: string };
   'session.detached': { session_id: string; reason: string };
   /** A file endpoint played to its end (its last loop); it stays, `finished`, until removed. */
-  'endpoint.file.finished': { session_id: string; endpoint_id: string; reason: 'completed'; played_ms: number };
+  'endpoint.file.finished': { session_id: string; endpoint_id: string; reason: 'completed' | 'error'; played_ms: number; error?: string };
   /** A WebSocket endpoint nobody dialled in time: it has been removed. */
   'endpoint.ws.connect_timeout': { session_id: string; endpoint_id: string; timeout_ms: number; removed_at_epoch_ms: number };
   /** Another session bridged itself to this one: `endpoint_id` is this session's side of the pair. */

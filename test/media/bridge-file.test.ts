@@ -183,7 +183,8 @@ test.serial('refused at create, creating nothing: bad, truncated and huge WAVs, 
     [{ source: 'sub.wav' }, /^ENDPOINT_ERROR: .*source sub.wav is not a regular file/],
     [{ source: 'fifo.wav' }, /^ENDPOINT_ERROR: .*source fifo.wav is not a regular file/],
     [{ source: good, start_ms: 200 }, /^INVALID_PARAMS: .*start_ms 200 is not inside the file \(200 ms long\)/],
-    [{ source: 'http://127.0.0.1/x.wav' }, /^NOT_IMPLEMENTED: .*.*URL sources/],
+    [{ source: 'http://127.0.0.1/x.wav' }, /^ENDPOINT_ERROR: .*URL playback is off: MEDIA_FILE_ORIGINS lists no origin/],
+    [{ source: good, timeout_ms: 500 }, /^INVALID_PARAMS: .*timeout_ms and cache_ttl_secs apply to URL sources only/],
     [{ source: good, gain_db: 30 }, /^INVALID_PARAMS: .*gain_db must be between -60 and 20 dB/],
   ];
   for (const [params, expected] of cases) t.regex(await outcome(c.call('endpoint.create_file', params as { source: string })), expected, JSON.stringify(params));
