@@ -174,6 +174,7 @@ function VerifyPanel({ v, runs, refresh }: { v: VerifyState; runs: VerifyRun[]; 
         </div>
       )}
       {answer && <Notice tone="info">{answer}</Notice>}
+      {!going && run !== null && run.status === 'running' && <Notice tone="muted">Run {run.id} waits{v.waitingOnRebalance ? ' for the rebalance to end' : ''}{v.frozen ? ' for the freeze to end' : ''}.</Notice>}
       <h3>History</h3>
       {runs.length === 0 ? (
         <Empty>No verification has run yet.</Empty>
@@ -202,7 +203,6 @@ function VerifyPanel({ v, runs, refresh }: { v: VerifyState; runs: VerifyRun[]; 
           </tbody>
         </table>
       )}
-      {!going && run === null && <Notice tone="muted">No run is going.</Notice>}
     </Section>
   );
 }
