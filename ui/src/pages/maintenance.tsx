@@ -138,6 +138,7 @@ function VerifyPanel({ v, runs, refresh }: { v: VerifyState; runs: VerifyRun[]; 
   const [mode, setMode] = useState<'full' | 'light'>('full');
   const [answer, setAnswer] = useState<string | null>(null);
   const run = v.run;
+  // A deferred or parked run is 'running' too (it waits): shown with what it waits for.
   const going = run !== null && run.status === 'running';
   const left = run && going ? eta(run.objectsChecked, v.objectsTotal - run.objectsChecked, run.startedAt) : null;
   return (
@@ -174,7 +175,6 @@ function VerifyPanel({ v, runs, refresh }: { v: VerifyState; runs: VerifyRun[]; 
         </div>
       )}
       {answer && <Notice tone="info">{answer}</Notice>}
-      {!going && run !== null && run.status === 'running' && <Notice tone="muted">Run {run.id} waits{v.waitingOnRebalance ? ' for the rebalance to end' : ''}{v.frozen ? ' for the freeze to end' : ''}.</Notice>}
       <h3>History</h3>
       {runs.length === 0 ? (
         <Empty>No verification has run yet.</Empty>
