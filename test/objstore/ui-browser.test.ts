@@ -120,9 +120,10 @@ test.serial('a drain started from the UI shows its progress and finishes; every 
   await progress.waitFor({ timeout: 10_000 });
   const seen: string[] = [];
   await waitFor('the drain of volume 1 to complete in the UI', async () => {
-    const text = (await progress.textContent()) ?? '';
+    // State and text read together: the page re-renders between two separate reads.
+    const [state, text] = await progress.evaluate((el) => [el.getAttribute('data-state'), el.textContent ?? '']);
     if (seen.at(-1) !== text) seen.push(text);
-    return (await progress.getAttribute('data-state')) === 'completed';
+    return state === 'completed';
   }, 120_000, 250);
   const last = seen.at(-1)!;
   t.log(seen);

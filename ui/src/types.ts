@@ -1,7 +1,8 @@
 /**
  * The management API's answers as the UI reads them (spec: object-store.md; fields:
  * docs/object-store.md and docs/maintenance.md). Only the fields the pages show are declared;
- * the server's own types stay on the server (they import Node modules this bundle has not).
+ * the wire types of protocols/ (pure) are imported; the volume view and the block device list
+ * are declared here, as the server declares them in actors/ beside Node-only code.
  */
 
 export interface SmartInfo {
@@ -59,61 +60,8 @@ export interface Fault {
   repairBlockedReason: string | null;
 }
 
-export interface Drain {
-  volumeId: number;
-  state: 'running' | 'completed' | 'cancelled';
-  startedAt: string;
-  finishedAt: string | null;
-  moved: number;
-  copied: number;
-  reconstructed: number;
-  bytesMoved: number;
-  noDest: number;
-  stuck: Array<{ objectId: string; index: number; reason: string }>;
-  remaining: number;
-  pausedBy: string | null;
-}
-
-export interface Rebalance {
-  running: boolean;
-  concurrency: number;
-  targetFill: number;
-  deadband: number;
-  bytesToMove: number;
-  bytesMoved: number;
-  bytesPerSec: number;
-  etaSeconds: number | null;
-  sourceVolumeIds: number[];
-  currentSourceVolumeId: number | null;
-  startedAt: string | null;
-  moves: number;
-  pausedBy?: string | null;
-}
-
-export interface VerifyRun {
-  id: string;
-  trigger: { kind: string; device?: string; signal?: string; detail?: string };
-  mode: 'light' | 'full';
-  volumeIds: number[] | null;
-  status: 'running' | 'completed' | 'stopped';
-  requestedAt: string;
-  startedAt: string | null;
-  finishedAt: string | null;
-  objectsChecked: number;
-  slicesChecked: number;
-  bytesChecked: number;
-  errors: Record<string, number>;
-  stopReason: string | null;
-}
-
-export interface VerifyState {
-  running: boolean;
-  waitingOnRebalance: boolean;
-  frozen: boolean;
-  run: VerifyRun | null;
-  objectsTotal: number;
-  percent: number;
-}
+/** Drains, the rebalance and verification runs: their wire types are protocols/'s (pure, no I/O). */
+export type { DrainProgress as Drain, RebalanceProgress as Rebalance, VerifyProgress as VerifyState, VerifyRun } from '../../protocols/objstore/maintenance.js';
 
 export interface BlockDevice {
   name: string;

@@ -187,7 +187,7 @@ function VerifyPanel({ v, runs, refresh }: { v: VerifyState; runs: VerifyRun[]; 
             {runs.map((r) => (
               <tr key={r.id} data-run={r.id}>
                 <td><code>{r.id}</code></td>
-                <td>{r.trigger.kind}{r.trigger.device ? ` (${r.trigger.device})` : ''}</td>
+                <td title={r.trigger.kind === 'fault' ? r.trigger.detail : undefined}>{r.trigger.kind === 'fault' ? `fault (${r.trigger.signal}, ${r.trigger.device})` : r.trigger.kind}</td>
                 <td>{r.mode}</td>
                 <td>{r.volumeIds ? r.volumeIds.join(', ') : 'all'}</td>
                 <td>
