@@ -235,6 +235,10 @@ test.serial('flags, label and comment saved from a volume\'s page are the volume
   await page.locator('input[name=isReadOnly]').uncheck();
   await save.click();
   await waitFor('volume 2 writable again', async () => !(await api<{ volume: VolumeView }>(`${store.url}/$/volumes/2`)).body.volume.isReadOnly, 10_000);
+  // A change made elsewhere shows in the untouched form, and Save has nothing to send.
+  await api(`${store.url}/$/volumes/2`, 'PUT', { comment: 'set elsewhere' });
+  await waitFor('the form to follow the volume', async () => (await page.locator('input[name=comment]').inputValue()) === 'set elsewhere', 10_000);
+  t.true(await save.isDisabled());
   t.deepEqual(errors, []);
 });
 

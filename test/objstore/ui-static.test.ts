@@ -6,9 +6,10 @@
  * Origin rule of the management API still applying to it.
  */
 import test from 'ava';
-import { readFileSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileOf, UI_DIR } from '../../actors/objstore/http/ui.js';
+import { fileOf, loadBundle, UI_DIR } from '../../actors/objstore/http/ui.js';
 import { exchange, startFront, statuses } from './front-server.js';
 
 let front: Awaited<ReturnType<typeof startFront>>;
@@ -126,4 +127,23 @@ test('the management API rules hold for the UI too: another site\'s Origin is 40
   const post = await fetch(`${base}/$/ui/`, { method: 'POST' });
   t.is(post.status, 405);
   t.is(post.headers.get('allow'), 'GET, HEAD');
+});
+
+test('a bundle folder is read once; one without index.html is not a bundle (the route answers 503 UI_NOT_BUILT then)', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'hostd-ui-bundle-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  t.is(loadBundle(join(dir, 'missing')), null);
+  writeFileSync(join(dir, 'app-ABCDEFGH.js'), 'export {};');
+  t.is(loadBundle(dir), null, 'no index.html yet');
+  writeFileSync(join(dir, 'index.html'), '<!doctype html>');
+  writeFileSync(join(dir, 'notes.txt'), 'x');
+  const b = loadBundle(dir)!;
+  t.deepEqual([...b.keys()].sort(), ['app-ABCDEFGH.js', 'index.html', 'notes.txt']);
+  const headers = (name: string) => Object.fromEntries(b.get(name)!.headers);
+  t.is(headers('app-ABCDEFGH.js')['Cache-Control'], 'public, max-age=31536000, immutable');
+  t.is(headers('notes.txt')['Cache-Control'], 'no-cache', 'a name without a content hash is revalidated');
+  t.is(headers('notes.txt')['Content-Type'], 'application/octet-stream');
+  writeFileSync(join(dir, 'later.js'), 'x');
+  t.is(loadBundle(dir), b, 'read once');
+  t.false(b.has('later.js'));
 });

@@ -42,13 +42,14 @@ export const IMMUTABLE = 'public, max-age=31536000, immutable';
  */
 const INDEX_CSP = "default-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
-interface Asset {
+export interface Asset {
   body: Buffer;
   headers: Headers;
   etag: string;
 }
 
-let bundle: Map<string, Asset> | null = null;
+/** The bundles read, by folder (one in the daemon: UI_DIR). */
+const bundles = new Map<string, Map<string, Asset>>();
 
 function assetOf(name: string, body: Buffer): Asset {
   const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
@@ -62,9 +63,13 @@ function assetOf(name: string, body: Buffer): Asset {
   return { body, headers, etag };
 }
 
-/** The bundle's files, read once (it changes only with a new build, which restarts the daemon). */
+/**
+ * The bundle's files, read once (it changes only with a new build, which restarts the daemon);
+ * null while the folder has no index.html (not built: asked again at the next request).
+ */
 export function loadBundle(dir = UI_DIR): Map<string, Asset> | null {
-  if (bundle) return bundle;
+  const known = bundles.get(dir);
+  if (known) return known;
   let names: string[];
   try {
     names = readdirSync(dir, { withFileTypes: true }).filter((d) => d.isFile()).map((d) => d.name);
@@ -72,7 +77,8 @@ export function loadBundle(dir = UI_DIR): Map<string, Asset> | null {
     return null;
   }
   if (!names.includes('index.html')) return null;
-  bundle = new Map(names.map((n) => [n, assetOf(n, readFileSync(join(dir, n)))]));
+  const bundle = new Map(names.map((n) => [n, assetOf(n, readFileSync(join(dir, n)))]));
+  bundles.set(dir, bundle);
   return bundle;
 }
 

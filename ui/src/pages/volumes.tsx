@@ -24,8 +24,9 @@ export async function loadFleet(includeDeleted: boolean): Promise<Fleet> {
     volumes
       .filter((v) => v.isDraining)
       .map(async (v) => {
-        const { drain } = await api.get<{ drain: Drain }>(`/$/volumes/${v.id}/drain`);
-        drains.set(v.id, drain);
+        // One volume's drain that cannot be read leaves the others and the list shown.
+        const got = await api.get<{ drain: Drain }>(`/$/volumes/${v.id}/drain`).catch(() => null);
+        if (got) drains.set(v.id, got.drain);
       }),
   );
   return { volumes, drains };
@@ -279,33 +280,44 @@ function Encrypt({ v, refresh }: { v: Volume; refresh: () => void }) {
 }
 
 const FLAGS = ['isEnabled', 'isReadOnly', 'isHealthy'] as const;
+type Editable = Pick<Volume, 'label' | 'comment' | (typeof FLAGS)[number]>;
 
+const editable = (v: Editable): Editable => ({ label: v.label, comment: v.comment, isEnabled: v.isEnabled, isReadOnly: v.isReadOnly, isHealthy: v.isHealthy });
+
+/**
+ * The form sends only what the operator changed against the values it showed (`base`), so a
+ * change made meanwhile elsewhere is not reverted; while nothing is changed it follows the volume.
+ */
 function EditVolume({ v, refresh }: { v: Volume; refresh: () => void }) {
-  const [label, setLabel] = useState(v.label);
-  const [comment, setComment] = useState(v.comment);
-  const [flags, setFlags] = useState(() => Object.fromEntries(FLAGS.map((f) => [f, v[f]])) as Record<(typeof FLAGS)[number], boolean>);
+  const [base, setBase] = useState(() => editable(v));
+  const [form, setForm] = useState(() => editable(v));
   const [saved, setSaved] = useState(false);
-  const changes: Record<string, unknown> = {};
-  if (label !== v.label) changes.label = label;
-  if (comment !== v.comment) changes.comment = comment;
-  for (const f of FLAGS) if (flags[f] !== v[f]) changes[f] = flags[f];
+  const changes: Partial<Editable> = {};
+  for (const k of Object.keys(form) as Array<keyof Editable>) if (form[k] !== base[k]) Object.assign(changes, { [k]: form[k] });
   const dirty = Object.keys(changes).length > 0;
+  const current = editable(v);
+  useEffect(() => {
+    if (dirty) return;
+    setBase(current);
+    setForm(current);
+  }, [JSON.stringify(current)]);
+  const set = (change: Partial<Editable>) => setForm({ ...form, ...change });
   return (
     <form class="edit" onSubmit={(e) => e.preventDefault()}>
       <h3>Flags, label and comment</h3>
       <div class="row">
         {FLAGS.map((f) => (
           <label class="inline" key={f}>
-            <input type="checkbox" name={f} checked={flags[f]} onChange={(e) => setFlags({ ...flags, [f]: (e.target as HTMLInputElement).checked })} /> {f.slice(2)}
+            <input type="checkbox" name={f} checked={form[f]} onChange={(e) => set({ [f]: (e.target as HTMLInputElement).checked })} /> {f.slice(2)}
           </label>
         ))}
       </div>
       <div class="row">
         <label>
-          label <input name="label" value={label} maxLength={1024} onInput={(e) => setLabel((e.target as HTMLInputElement).value)} />
+          label <input name="label" value={form.label} maxLength={1024} onInput={(e) => set({ label: (e.target as HTMLInputElement).value })} />
         </label>
         <label>
-          comment <input name="comment" value={comment} maxLength={1024} onInput={(e) => setComment((e.target as HTMLInputElement).value)} />
+          comment <input name="comment" value={form.comment} maxLength={1024} onInput={(e) => set({ comment: (e.target as HTMLInputElement).value })} />
         </label>
         <Action
           label="Save"
@@ -313,6 +325,7 @@ function EditVolume({ v, refresh }: { v: Volume; refresh: () => void }) {
           disabled={!dirty}
           run={async () => {
             await api.put(`/$/volumes/${v.id}`, changes);
+            setBase({ ...base, ...changes });
             setSaved(true);
           }}
           onDone={refresh}
