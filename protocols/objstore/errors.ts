@@ -20,6 +20,7 @@ const REASONS: ReadonlyMap<number, string> = new Map([
   [202, 'Accepted'],
   [204, 'No Content'],
   [206, 'Partial Content'],
+  [304, 'Not Modified'],
   [400, 'Bad Request'],
   [401, 'Unauthorized'],
   [403, 'Forbidden'],

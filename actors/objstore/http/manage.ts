@@ -2,8 +2,9 @@
  * The management API under /$/, assembled from its route tables, one file per section of the
  * spec: volumes.ts, buckets.ts, status.ts (status, storage-stats, faults, block devices),
  * objects-admin.ts (fileinfo, verify-file) and maintenance.ts (drain, rebalance, verify,
- * accept-loss, the freeze, debug). Endpoints of the spec not built yet answer 501 (route.ts
- * notBuilt); an unknown path 404, a known path with another method 405 with `Allow`.
+ * accept-loss, the freeze, debug), and the web UI's bundle (ui.ts). Endpoints of the spec not
+ * built yet answer 501 (route.ts notBuilt); an unknown path 404, a known path with another method
+ * 405 with `Allow`.
  */
 import { Router, type Match } from '../../../runtime/http/router.js';
 import type { ActorRef } from '../../../runtime/index.js';
@@ -17,6 +18,7 @@ import { managementRefusal } from '../../../protocols/objstore/origin.js';
 import { header, sendError, sendFailure, type Reply } from './respond.js';
 import { notBuilt, type ManageCall } from './route.js';
 import { statusRoutes } from './status.js';
+import { uiRoutes } from './ui.js';
 import { volumeRoutes } from './volumes.js';
 
 const router = new Router<ManageCall, Promise<void> | void>([
@@ -26,8 +28,7 @@ const router = new Router<ManageCall, Promise<void> | void>([
   ...statusRoutes,
   ...objectAdminRoutes,
   notBuilt('POST', '/$/notify/test'),
-  notBuilt('GET', '/$/ui'),
-  notBuilt('GET', '/$/ui/*'),
+  ...uiRoutes,
 ]);
 
 /** How a 405 names the methods of a path, where the bare list says too little. */
