@@ -3,9 +3,9 @@
  * application routes, the calls (calls.ts) and the media link (media-link.ts). It attaches to
  * the SIP server by its tag and checks the attachment every second (a restarted SIP server has
  * forgotten it): `attached` is what /healthz and /readyz report. `accepting` is the switch the
- * drain (part 2) turns off; while it is off no new call, route or standalone media session is
+ * drain (drain.ts) turns off; while it is off no new call, route or standalone media session is
  * taken. No plain state: calls and connections do not survive a restart (the spec: calls are
- * not recovered after a crash).
+ * not recovered after a crash), and neither does a drain (the daemon is stopping anyway).
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -18,7 +18,8 @@ import { RouteTable } from '../../protocols/gateway/routes.js';
 import type { SipServerProtocol } from '../sipserver/messages.js';
 import { Calls } from './calls.js';
 import { Control, type ControlConn } from './control.js';
-import { handleHttp } from './http.js';
+import { Drain } from './drain.js';
+import { handleHttp, hostName } from './http.js';
 import type { MediaLink, MediaLinkFactory } from './media-link.js';
 import type { GatewayArgs, GatewayProtocol } from './messages.js';
 import type { WebSocket } from '@trufflesuite/uws-js-unofficial';
@@ -34,6 +35,7 @@ interface Live {
   control: Control;
   calls: Calls;
   media: MediaLink | null;
+  drain: Drain;
   /** Attached to the SIP server under our tag, as of the last check. */
   status: { attached: boolean; accepting: boolean };
 }
@@ -55,6 +57,8 @@ async function loadMediaLink(a: GatewayArgs, ctx: { log: import('pino').Logger }
 
 export default defineActor<GatewayProtocol, null, GatewayArgs, Live>({
   kind: 'gateway',
+  // The drain's long requests (`drain`, `drain.wait`) must not hold up the SIP server's casts.
+  concurrency: 64,
   init: () => null,
   async open(ctx) {
     const a = ctx.args;
@@ -82,6 +86,34 @@ export default defineActor<GatewayProtocol, null, GatewayArgs, Live>({
     };
     await check();
     ctx.setInterval(() => void check(), ATTACH_CHECK_MS);
+    // The SIP server keeps `acceptingNew` in its checkpoint (it survives its own restarts): a
+    // new gateway instance is serving, so a switch left off by a past drain is turned back on.
+    if (a.drainsSipServer) await server.request({ type: 'acceptingNew', value: true }, { timeoutMs: 2000 }).catch(() => undefined);
+
+    const mediaSessions = () => (media ? control.owners().reduce((n, owner) => n + media!.sessionsOf(owner), 0) : 0);
+    const drain = new Drain({
+      maxWaitMs: a.maxWaitMs,
+      cleanupTimeoutMs: a.cleanupTimeoutMs,
+      log,
+      work: () => {
+        const c = calls.counts();
+        return { calls: c.other, reservedCalls: c.offered, mediaSessions: mediaSessions(), commands: control.inFlight, callbacks: 0 };
+      },
+      onStart: (reason, maxWaitMs) => {
+        status.accepting = false;
+        control.broadcast('gateway.draining', { reason, maxWaitMs });
+        if (a.drainsSipServer) void server.request({ type: 'acceptingNew', value: false }, { timeoutMs: 2000 }).catch((err: Error) => log.warn({ err: err.message }, 'the SIP server could not be told to refuse new calls'));
+      },
+      force: async () => {
+        // BYE/CANCEL/503 and the media sessions' destruction all start at once, the owners are
+        // closed (1001) at once too; then the answers are awaited (Drain bounds the wait).
+        const ending = calls.endAll();
+        const releasing = media ? Promise.all(control.owners().map((owner) => media!.releaseOwner(owner).catch(() => undefined))) : Promise.resolve();
+        control.closeAll(1001, 'the gateway is shutting down');
+        await Promise.all([ending, releasing]);
+      },
+      timers: { setTimeout: (fn, ms) => ctx.setTimeout(fn, ms), setInterval: (fn, ms) => ctx.setInterval(fn, ms) },
+    });
 
     const uws = loadUws();
     const conns = new Map<WebSocket<unknown>, ControlConn>();
@@ -110,7 +142,7 @@ export default defineActor<GatewayProtocol, null, GatewayArgs, Live>({
         },
         open: (ws) => {
           // Sends from outside a uWS callback (actor messages) are corked: one write each, not several.
-          conns.set(ws, control.opened({ send: (text) => void ws.cork(() => ws.send(text, false)) }));
+          conns.set(ws, control.opened({ send: (text) => void ws.cork(() => ws.send(text, false)), close: (code, reason) => void ws.cork(() => ws.end(code, reason)) }));
         },
         message: (ws, message, isBinary) => {
           const conn = conns.get(ws);
@@ -136,6 +168,9 @@ export default defineActor<GatewayProtocol, null, GatewayArgs, Live>({
             accepting: () => status.accepting,
             calls: () => calls.size,
             connections: () => control.size,
+            token: a.token,
+            allowedOrigins: a.allowedOrigins,
+            drain,
           },
           res,
           req,
@@ -143,7 +178,7 @@ export default defineActor<GatewayProtocol, null, GatewayArgs, Live>({
       );
     const { socket, port } = await listen(app, a.host, a.port);
     log.info({ host: a.host, port, tag: a.tag, auth: a.token ? 'bearer' : 'none (loopback)', media: media ? a.mediaBackends : 'none' }, 'gateway listening (HTTP and /control)');
-    return { app, socket, port, routes, control, calls, media, status };
+    return { app, socket, port, routes, control, calls, media, drain, status };
   },
   close: async ({ app, socket, control }, ctx) => {
     closeApp(app, socket);
@@ -158,13 +193,11 @@ export default defineActor<GatewayProtocol, null, GatewayArgs, Live>({
     'sip.cancelled': (msg, _ctx, { calls }) => calls.onEvent(msg),
     'sip.progress': (msg, _ctx, { calls }) => calls.onEvent(msg),
     'sip.dialogEnded': (msg, _ctx, { calls }) => calls.onEvent(msg),
+    drain: async (msg, _ctx, { drain }) => {
+      drain.begin(msg.reason);
+      return { outcome: await drain.finished };
+    },
+    'drain.wait': async (msg, _ctx, { drain }) => ({ reason: await drain.waitForStart(msg.waitMs) }),
     info: (_msg, ctx, { port, status, calls, control, routes }) => ({ port, tag: ctx.args.tag, attached: status.attached, accepting: status.accepting, calls: calls.size, connections: control.size, routes: routes.size }),
   },
 });
-
-/** The host name of a Host header (no port; IPv6 brackets removed). */
-function hostName(host: string): string {
-  const m = /^\[([^\]]+)\](:\d+)?$/.exec(host);
-  if (m) return m[1]!;
-  return host.replace(/:\d+$/, '');
-}

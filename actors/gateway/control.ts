@@ -18,6 +18,8 @@ import { controlCommandsTotal, controlConnections } from './metrics.js';
 /** What a connection needs of its socket. */
 export interface Socket {
   send(text: string): void;
+  /** Close the WebSocket with a code (1001 at the drain's deadline). */
+  close?(code: number, reason: string): void;
 }
 
 interface Pending {
@@ -53,6 +55,8 @@ export class Control implements Owners {
   private readonly conns = new Map<string, ControlConn>();
   private nextConn = 1;
   private nextRequest = 1;
+  /** Commands in flight (the drain waits for them). */
+  inFlight = 0;
 
   constructor(private readonly o: ControlOptions) {}
 
@@ -95,7 +99,11 @@ export class Control implements Owners {
       return conn.send(frame.reply);
     }
     if (frame.kind === 'answer') return this.answer(conn, frame.answer);
-    void this.command(conn, frame.request).then((reply) => conn.send(reply));
+    this.inFlight++;
+    void this.command(conn, frame.request).then((reply) => {
+      this.inFlight--;
+      conn.send(reply);
+    });
   }
 
   binary(conn: ControlConn): void {
@@ -120,7 +128,11 @@ export class Control implements Owners {
     if (isMediaMethod(req.method)) {
       const media = this.o.media();
       if (!media) throw new CommandError('NOT_IMPLEMENTED', `${req.method}: this gateway has no media link`);
-      if (req.method === 'session.create' && !this.o.accepting() && req.params.callId === undefined) throw new CommandError('SHUTTING_DOWN', 'the gateway takes no new standalone media sessions (draining)');
+      if (req.method === 'session.create' && !this.o.accepting()) {
+        // A media session for a call that exists (or is reserved) is still allowed (spec).
+        const callId = req.params.callId;
+        if (typeof callId !== 'string' || !this.o.calls().has(callId)) throw new CommandError('SHUTTING_DOWN', 'the gateway takes no new standalone media sessions (draining); only ones with the callId of a call it holds');
+      }
       return media.command(conn.id, req.method, req.params);
     }
     const checked = checkGatewayCommand(req.method, req.params);
@@ -189,8 +201,30 @@ export class Control implements Owners {
     return this.conns.has(owner);
   }
 
-  /** Every connection's pending asks fail (the actor is stopping). */
-  closeAll(): void {
-    for (const conn of [...this.conns.values()]) this.closed(conn);
+  /** An event to every connection (`gateway.draining`). */
+  broadcast(event: string, data: Record<string, unknown>): void {
+    for (const conn of this.conns.values()) conn.send({ event, data });
+  }
+
+  /** The connections' ids (the owners of media sessions). */
+  owners(): string[] {
+    return [...this.conns.keys()];
+  }
+
+  /**
+   * Every connection is released (its pending asks fail); with `code`, its WebSocket is closed
+   * with it (1001 at the drain's deadline).
+   */
+  closeAll(code?: number, reason = ''): void {
+    for (const conn of [...this.conns.values()]) {
+      this.closed(conn);
+      if (code !== undefined) {
+        try {
+          conn.socket.close?.(code, reason);
+        } catch {
+          /* closed already */
+        }
+      }
+    }
   }
 }
