@@ -20,12 +20,16 @@ import { Calls } from './calls.js';
 import { Control, type ControlConn } from './control.js';
 import { Drain } from './drain.js';
 import { handleHttp, hostName } from './http.js';
+import type { HttpApi } from './http-calls.js';
+import { HTTP_MEDIA_OWNER, HttpOwners } from './http-owners.js';
 import type { MediaLink, MediaLinkFactory } from './media-link.js';
 import type { GatewayArgs, GatewayProtocol } from './messages.js';
 import type { WebSocket } from '@trufflesuite/uws-js-unofficial';
 
 /** How often the attachment to the SIP server is checked (and renewed). */
 const ATTACH_CHECK_MS = 1000;
+/** Deadline of a follow-up event POSTed to a receiverUrl (RSG's EVENT_HTTP_TIMEOUT_MS). */
+const CALLBACK_TIMEOUT_MS = 15_000;
 
 interface Live {
   app: TemplatedApp;
@@ -68,10 +72,14 @@ export default defineActor<GatewayProtocol, null, GatewayArgs, Live>({
     const routes = new RouteTable();
     let calls!: Calls;
     let media: MediaLink | null = null;
-    const control = new Control({ routes, calls: () => calls, media: () => media, log, accepting: () => status.accepting });
+    const httpOwners = new HttpOwners({ log, timeoutMs: CALLBACK_TIMEOUT_MS });
+    const control = new Control({ routes, calls: () => calls, media: () => media, log, accepting: () => status.accepting, http: httpOwners });
     calls = new Calls({ server, self: ctx.id, routes, owners: control, log, answerTimeoutMs: a.answerTimeoutMs, accepting: () => status.accepting });
     media = await loadMediaLink(a, ctx, () => control);
     ctx.onCleanup(() => media?.close());
+    const api: HttpApi = { calls, media: () => media, owners: httpOwners, inFlight: 0 };
+    /** Every owner of media sessions: the connections and the HTTP routes. */
+    const mediaOwners = () => [...control.owners(), HTTP_MEDIA_OWNER];
 
     const check = async () => {
       try {
@@ -90,14 +98,14 @@ export default defineActor<GatewayProtocol, null, GatewayArgs, Live>({
     // new gateway instance is serving, so a switch left off by a past drain is turned back on.
     if (a.drainsSipServer) await server.request({ type: 'acceptingNew', value: true }, { timeoutMs: 2000 }).catch(() => undefined);
 
-    const mediaSessions = () => (media ? control.owners().reduce((n, owner) => n + media!.sessionsOf(owner), 0) : 0);
+    const mediaSessions = () => (media ? mediaOwners().reduce((n, owner) => n + media!.sessionsOf(owner), 0) : 0);
     const drain = new Drain({
       maxWaitMs: a.maxWaitMs,
       cleanupTimeoutMs: a.cleanupTimeoutMs,
       log,
       work: () => {
         const c = calls.counts();
-        return { calls: c.other, reservedCalls: c.offered, mediaSessions: mediaSessions(), commands: control.inFlight, callbacks: 0 };
+        return { calls: c.other, reservedCalls: c.offered, mediaSessions: mediaSessions(), commands: control.inFlight + api.inFlight, callbacks: httpOwners.inFlight };
       },
       onStart: (reason, maxWaitMs) => {
         status.accepting = false;
@@ -108,7 +116,7 @@ export default defineActor<GatewayProtocol, null, GatewayArgs, Live>({
         // BYE/CANCEL/503 and the media sessions' destruction all start at once, the owners are
         // closed (1001) at once too; then the answers are awaited (Drain bounds the wait).
         const ending = calls.endAll();
-        const releasing = media ? Promise.all(control.owners().map((owner) => media!.releaseOwner(owner).catch(() => undefined))) : Promise.resolve();
+        const releasing = media ? Promise.all(mediaOwners().map((owner) => media!.releaseOwner(owner).catch(() => undefined))) : Promise.resolve();
         control.closeAll(1001, 'the gateway is shutting down');
         await Promise.all([ending, releasing]);
       },
@@ -171,6 +179,7 @@ export default defineActor<GatewayProtocol, null, GatewayArgs, Live>({
             token: a.token,
             allowedOrigins: a.allowedOrigins,
             drain,
+            api,
           },
           res,
           req,

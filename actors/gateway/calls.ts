@@ -94,6 +94,12 @@ export class Calls {
     return this.calls.size;
   }
 
+  /** The owner of a call, if the gateway holds it. */
+  ownerOf(callId: string): { owner: string; state: string } | undefined {
+    const c = this.calls.get(callId);
+    return c && { owner: c.owner, state: c.state };
+  }
+
   has(callId: string): boolean {
     return this.calls.has(callId);
   }

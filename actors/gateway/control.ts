@@ -13,6 +13,7 @@ import type { RouteTable } from '../../protocols/gateway/routes.js';
 import type { CommandRequest } from '../../protocols/media/envelope.js';
 import { AskError, CommandError, type Calls, type Owners } from './calls.js';
 import type { MediaLink } from './media-link.js';
+import { isHttpOwner, type HttpOwners } from './http-owners.js';
 import { controlCommandsTotal, controlConnections } from './metrics.js';
 
 /** What a connection needs of its socket. */
@@ -49,6 +50,8 @@ export interface ControlOptions {
   media: () => MediaLink | null;
   log: Logger;
   accepting: () => boolean;
+  /** Owners of HTTP-owned calls (their receiverUrl takes what a connection would). */
+  http: HttpOwners;
 }
 
 export class Control implements Owners {
@@ -180,6 +183,7 @@ export class Control implements Owners {
   // ---- Owners ----
 
   ask(owner: string, method: string, params: Record<string, unknown>, timeoutMs: number): Promise<Record<string, unknown>> {
+    if (isHttpOwner(owner)) return this.o.http.ask(owner, method, params, timeoutMs);
     const conn = this.conns.get(owner);
     if (!conn) return Promise.reject(new AskError('gone', 'the owner has disconnected'));
     const id = `${GATEWAY_REQUEST_PREFIX}${this.nextRequest++}`;
@@ -194,10 +198,12 @@ export class Control implements Owners {
   }
 
   emit(owner: string, event: string, data: Record<string, unknown>): void {
+    if (isHttpOwner(owner)) return this.o.http.emit(owner, event, data);
     this.conns.get(owner)?.send({ event, data });
   }
 
   alive(owner: string): boolean {
+    if (isHttpOwner(owner)) return this.o.http.has(owner);
     return this.conns.has(owner);
   }
 

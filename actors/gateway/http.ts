@@ -20,6 +20,7 @@ import { decideRoute, fallbackFailed, notFound, type RouteTable } from '../../pr
 import { authorize, isLoopback } from '../../runtime/http/bearer.js';
 import { originAllowed } from '../../protocols/objstore/origin.js';
 import type { Drain } from './drain.js';
+import { callRoutes, type HttpApi } from './http-calls.js';
 import { routeLookupsTotal } from './metrics.js';
 
 /** What the HTTP side reads of the gateway. */
@@ -36,17 +37,19 @@ export interface HttpState {
   token: string | null;
   allowedOrigins: string[];
   drain: Drain;
+  api: HttpApi;
 }
 
-interface Call {
+export interface Call {
   s: HttpState;
   r: Reply;
+  method: string;
   query: URLSearchParams;
   /** The request headers the handlers read (uWS's request is gone after the first await). */
   headers: { authorization: string; origin: string; host: string };
 }
 
-function send(r: Reply, status: number, body: string, headers: Array<[string, string]> = []): void {
+export function send(r: Reply, status: number, body: string, headers: Array<[string, string]> = []): void {
   if (r.aborted || r.done) return;
   r.done = true;
   r.res.cork(() => {
@@ -71,6 +74,7 @@ const router = new Router<Call, void | Promise<void>>([
   route('POST', '/drain', (call) => protect(call, () => beginDrain(call, 'POST /drain'))),
   route('POST', '/terminate', (call) => protect(call, () => beginDrain(call, 'POST /terminate'))),
   route('GET', '/drain', (call) => protect(call, () => send(call.r, 200, JSON.stringify(call.s.drain.status())))),
+  ...callRoutes,
 ]);
 
 /** Run `then` only for an authenticated request; 401 (or 403) and nothing happens otherwise. */
@@ -136,7 +140,7 @@ export function handleHttp(s: HttpState, res: HttpResponse, req: HttpRequest): v
   const m = router.match(method, req.getUrl());
   if (m.kind === 'not-found') return send(r, 404, errorBody('NOT_FOUND', `no route ${method} ${req.getUrl()}`));
   if (m.kind === 'method-not-allowed') return send(r, 405, errorBody('METHOD_NOT_ALLOWED', `${method} is not allowed on ${m.path}`), [['Allow', m.allow.join(', ')]]);
-  const call: Call = { s, r, query: new URLSearchParams(req.getQuery() ?? ''), headers: { authorization: req.getHeader('authorization'), origin: req.getHeader('origin'), host: req.getHeader('host') } };
+  const call: Call = { s, r, method, query: new URLSearchParams(req.getQuery() ?? ''), headers: { authorization: req.getHeader('authorization'), origin: req.getHeader('origin'), host: req.getHeader('host') } };
   try {
     const done = m.route.handle(call, m.params);
     if (done) done.catch((err: unknown) => fail(s, r, err));
