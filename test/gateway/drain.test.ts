@@ -84,7 +84,8 @@ test('drain triggers: 401 and nothing happens without the bearer; 202; readiness
   const s1 = await drainStatus(h);
   t.true(s1.draining);
   t.is(s1.reason, 'POST /drain');
-  t.is(s1.state, 'draining');
+  // Nothing is open (idle connections do not count): the drain may be over within its first poll.
+  t.true(s1.state === 'draining' || s1.state === 'drained', s1.state);
   t.true(Math.abs(Date.parse(s1.deadline!) - Date.now() - 1_800_000) < 5000, s1.deadline);
 
   await sleep(50);
