@@ -4,14 +4,15 @@
  * progress (an idle control connection open beside them) refuses new INVITEs with 503, a
  * repeated SIGTERM, SIGINT and POST /terminate keep the first deadline, and the process exits
  * 0 right after sipp's last BYE. The forced deadline with the caller stopped (SIGSTOP: its BYE
- * is never answered) exits 0 within SHUTDOWN_MAX_WAIT_MS + SHUTDOWN_CLEANUP_TIMEOUT_MS.
+ * is never answered) exits 0 within SHUTDOWN_MAX_WAIT_MS + SHUTDOWN_CLEANUP_TIMEOUT_MS. Both
+ * settings are refused at start-up unless positive integers.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
-import { startDaemon, type Daemon } from '../helpers/daemon.js';
+import { runCli, startDaemon, type Daemon } from '../helpers/daemon.js';
 import { freePort, scenario, sipp } from '../helpers/sip.js';
 import { GatewayClient } from '../../actors/gateway/client.js';
 import { SDP, sleep, until } from '../helpers/gateway.js';
@@ -130,4 +131,22 @@ test.serial('the forced deadline with the caller stopped (SIGSTOP): BYE never an
   t.true(took < maxWait + cleanup + 2000, `exited after ${took} ms (deadline ${maxWait} + cleanup ${cleanup}, + the ordered shutdown)`);
   t.truthy(d.lines.find((l) => l.msg === 'drain deadline reached: ending what is left'));
   t.truthy(d.lines.find((l) => l.msg === 'drain cleanup bound reached: stopping anyway'), 'the unanswered BYEs were not waited for');
+});
+
+test.serial('SHUTDOWN_MAX_WAIT_MS and SHUTDOWN_CLEANUP_TIMEOUT_MS must be positive integers: start-up refused naming them', (t) => {
+  const dir = stateDir(t);
+  const cases: Array<[string[], Record<string, string>, RegExp]> = [
+    [['--shutdown-max-wait-ms', '0'], {}, /--shutdown-max-wait-ms/],
+    [['--shutdown-cleanup-timeout-ms', '-5'], {}, /--shutdown-cleanup-timeout-ms/],
+    [[], { SHUTDOWN_MAX_WAIT_MS: '1.5' }, /SHUTDOWN_MAX_WAIT_MS/],
+    [[], { SHUTDOWN_CLEANUP_TIMEOUT_MS: 'soon' }, /SHUTDOWN_CLEANUP_TIMEOUT_MS/],
+  ];
+  for (const [args, env, re] of cases) {
+    const r = runCli(['daemon', '--state-dir', dir, '--services', 'gateway', '--metrics-port', '0', ...args], env);
+    t.not(r.status, 0, `${args.join(' ')} ${JSON.stringify(env)}`);
+    t.regex(r.stderr, re);
+  }
+  const help = runCli(['daemon', '--help']);
+  t.regex(help.stdout, /SHUTDOWN_MAX_WAIT_MS/);
+  t.regex(help.stdout, /SHUTDOWN_CLEANUP_TIMEOUT_MS/);
 });
