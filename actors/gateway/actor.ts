@@ -3,9 +3,9 @@
  * application routes, the calls (calls.ts) and the media link (media-link.ts). It attaches to
  * the SIP server by its tag and checks the attachment every second (a restarted SIP server has
  * forgotten it): `attached` is what /healthz and /readyz report. `accepting` is the switch the
- * drain (part 2) turns off; while it is off no new call, route or standalone media session is
+ * drain (drain.ts) turns off; while it is off no new call, route or standalone media session is
  * taken. No plain state: calls and connections do not survive a restart (the spec: calls are
- * not recovered after a crash).
+ * not recovered after a crash), and neither does a drain (the daemon is stopping anyway).
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -18,13 +18,18 @@ import { RouteTable } from '../../protocols/gateway/routes.js';
 import type { SipServerProtocol } from '../sipserver/messages.js';
 import { Calls } from './calls.js';
 import { Control, type ControlConn } from './control.js';
-import { handleHttp } from './http.js';
+import { Drain } from './drain.js';
+import { handleHttp, hostName } from './http.js';
+import type { HttpApi } from './http-calls.js';
+import { HTTP_MEDIA_OWNER, HttpOwners } from './http-owners.js';
 import type { MediaLink, MediaLinkFactory } from './media-link.js';
 import type { GatewayArgs, GatewayProtocol } from './messages.js';
 import type { WebSocket } from '@trufflesuite/uws-js-unofficial';
 
 /** How often the attachment to the SIP server is checked (and renewed). */
 const ATTACH_CHECK_MS = 1000;
+/** Deadline of a follow-up event POSTed to a receiverUrl (RSG's EVENT_HTTP_TIMEOUT_MS). */
+const CALLBACK_TIMEOUT_MS = 15_000;
 
 interface Live {
   app: TemplatedApp;
@@ -34,6 +39,7 @@ interface Live {
   control: Control;
   calls: Calls;
   media: MediaLink | null;
+  drain: Drain;
   /** Attached to the SIP server under our tag, as of the last check. */
   status: { attached: boolean; accepting: boolean };
 }
@@ -55,6 +61,8 @@ async function loadMediaLink(a: GatewayArgs, ctx: { log: import('pino').Logger }
 
 export default defineActor<GatewayProtocol, null, GatewayArgs, Live>({
   kind: 'gateway',
+  // The drain's long requests (`drain`, `drain.wait`) must not hold up the SIP server's casts.
+  concurrency: 64,
   init: () => null,
   async open(ctx) {
     const a = ctx.args;
@@ -64,10 +72,14 @@ export default defineActor<GatewayProtocol, null, GatewayArgs, Live>({
     const routes = new RouteTable();
     let calls!: Calls;
     let media: MediaLink | null = null;
-    const control = new Control({ routes, calls: () => calls, media: () => media, log, accepting: () => status.accepting });
+    const httpOwners = new HttpOwners({ log, timeoutMs: CALLBACK_TIMEOUT_MS });
+    const control = new Control({ routes, calls: () => calls, media: () => media, log, accepting: () => status.accepting, http: httpOwners });
     calls = new Calls({ server, self: ctx.id, routes, owners: control, log, answerTimeoutMs: a.answerTimeoutMs, accepting: () => status.accepting });
     media = await loadMediaLink(a, ctx, () => control);
     ctx.onCleanup(() => media?.close());
+    const api: HttpApi = { calls, media: () => media, owners: httpOwners, inFlight: 0 };
+    /** Every owner of media sessions: the connections and the HTTP routes. */
+    const mediaOwners = () => [...control.owners(), HTTP_MEDIA_OWNER];
 
     const check = async () => {
       try {
@@ -82,6 +94,34 @@ export default defineActor<GatewayProtocol, null, GatewayArgs, Live>({
     };
     await check();
     ctx.setInterval(() => void check(), ATTACH_CHECK_MS);
+    // The SIP server keeps `acceptingNew` in its checkpoint (it survives its own restarts): a
+    // new gateway instance is serving, so a switch left off by a past drain is turned back on.
+    if (a.drainsSipServer) await server.request({ type: 'acceptingNew', value: true }, { timeoutMs: 2000 }).catch(() => undefined);
+
+    const mediaSessions = () => (media ? mediaOwners().reduce((n, owner) => n + media!.sessionsOf(owner), 0) : 0);
+    const drain = new Drain({
+      maxWaitMs: a.maxWaitMs,
+      cleanupTimeoutMs: a.cleanupTimeoutMs,
+      log,
+      work: () => {
+        const c = calls.counts();
+        return { calls: c.other, reservedCalls: c.offered, mediaSessions: mediaSessions(), commands: control.inFlight + api.inFlight, callbacks: httpOwners.inFlight };
+      },
+      onStart: (reason, maxWaitMs) => {
+        status.accepting = false;
+        control.broadcast('gateway.draining', { reason, maxWaitMs });
+        if (a.drainsSipServer) void server.request({ type: 'acceptingNew', value: false }, { timeoutMs: 2000 }).catch((err: Error) => log.warn({ err: err.message }, 'the SIP server could not be told to refuse new calls'));
+      },
+      force: async () => {
+        // BYE/CANCEL/503 and the media sessions' destruction all start at once, the owners are
+        // closed (1001) at once too; then the answers are awaited (Drain bounds the wait).
+        const ending = calls.endAll();
+        const releasing = media ? Promise.all(mediaOwners().map((owner) => media!.releaseOwner(owner).catch(() => undefined))) : Promise.resolve();
+        control.closeAll(1001, 'the gateway is shutting down');
+        await Promise.all([ending, releasing]);
+      },
+      timers: { setTimeout: (fn, ms) => ctx.setTimeout(fn, ms), setInterval: (fn, ms) => ctx.setInterval(fn, ms) },
+    });
 
     const uws = loadUws();
     const conns = new Map<WebSocket<unknown>, ControlConn>();
@@ -110,7 +150,7 @@ export default defineActor<GatewayProtocol, null, GatewayArgs, Live>({
         },
         open: (ws) => {
           // Sends from outside a uWS callback (actor messages) are corked: one write each, not several.
-          conns.set(ws, control.opened({ send: (text) => void ws.cork(() => ws.send(text, false)) }));
+          conns.set(ws, control.opened({ send: (text) => void ws.cork(() => ws.send(text, false)), close: (code, reason) => void ws.cork(() => ws.end(code, reason)) }));
         },
         message: (ws, message, isBinary) => {
           const conn = conns.get(ws);
@@ -136,6 +176,10 @@ export default defineActor<GatewayProtocol, null, GatewayArgs, Live>({
             accepting: () => status.accepting,
             calls: () => calls.size,
             connections: () => control.size,
+            token: a.token,
+            allowedOrigins: a.allowedOrigins,
+            drain,
+            api,
           },
           res,
           req,
@@ -143,7 +187,7 @@ export default defineActor<GatewayProtocol, null, GatewayArgs, Live>({
       );
     const { socket, port } = await listen(app, a.host, a.port);
     log.info({ host: a.host, port, tag: a.tag, auth: a.token ? 'bearer' : 'none (loopback)', media: media ? a.mediaBackends : 'none' }, 'gateway listening (HTTP and /control)');
-    return { app, socket, port, routes, control, calls, media, status };
+    return { app, socket, port, routes, control, calls, media, drain, status };
   },
   close: async ({ app, socket, control }, ctx) => {
     closeApp(app, socket);
@@ -158,13 +202,11 @@ export default defineActor<GatewayProtocol, null, GatewayArgs, Live>({
     'sip.cancelled': (msg, _ctx, { calls }) => calls.onEvent(msg),
     'sip.progress': (msg, _ctx, { calls }) => calls.onEvent(msg),
     'sip.dialogEnded': (msg, _ctx, { calls }) => calls.onEvent(msg),
+    drain: async (msg, _ctx, { drain }) => {
+      drain.begin(msg.reason);
+      return { outcome: await drain.finished };
+    },
+    'drain.wait': async (msg, _ctx, { drain }) => ({ reason: await drain.waitForStart(msg.waitMs) }),
     info: (_msg, ctx, { port, status, calls, control, routes }) => ({ port, tag: ctx.args.tag, attached: status.attached, accepting: status.accepting, calls: calls.size, connections: control.size, routes: routes.size }),
   },
 });
-
-/** The host name of a Host header (no port; IPv6 brackets removed). */
-function hostName(host: string): string {
-  const m = /^\[([^\]]+)\](:\d+)?$/.exec(host);
-  if (m) return m[1]!;
-  return host.replace(/:\d+$/, '');
-}

@@ -94,6 +94,23 @@ export class Calls {
     return this.calls.size;
   }
 
+  /** The owner of a call, if the gateway holds it. */
+  ownerOf(callId: string): { owner: string; state: string } | undefined {
+    const c = this.calls.get(callId);
+    return c && { owner: c.owner, state: c.state };
+  }
+
+  has(callId: string): boolean {
+    return this.calls.has(callId);
+  }
+
+  /** Calls by stage, for the drain: offered (a reserved inbound call), being set up or up. */
+  counts(): { offered: number; other: number } {
+    let offered = 0;
+    for (const c of this.calls.values()) if (c.state === 'offered') offered++;
+    return { offered, other: this.calls.size - offered };
+  }
+
   countOf(owner: string): number {
     return this.byOwner.get(owner)?.size ?? 0;
   }
@@ -319,10 +336,25 @@ export class Calls {
   /** The owner's connection closed: everything it owns goes at once. */
   releaseOwner(owner: string): void {
     for (const call of [...(this.byOwner.get(owner) ?? [])]) {
-      if (call.state === 'up') void this.hangUp(call).catch(() => undefined);
+      if (call.state === 'up' && !call.byeBy) void this.hangUp(call).catch(() => undefined);
       else if (call.state === 'calling') void this.o.server.request({ type: 'cancel', id: call.callId }).catch(() => undefined);
       // offered: the owner's pending sip.invite fails with 'gone' → 480 (notAnswered)
     }
+  }
+
+  /**
+   * The drain's deadline: BYE to every call that is up, CANCEL to every outbound INVITE still
+   * out, 503 to every INVITE still offered; resolves when every one has its answer (the caller
+   * bounds the wait).
+   */
+  async endAll(): Promise<void> {
+    const work: Array<Promise<unknown>> = [];
+    for (const call of [...this.calls.values()]) {
+      if (call.state === 'up') work.push(this.hangUp(call).catch(() => undefined));
+      else if (call.state === 'calling') work.push(this.o.server.request({ type: 'cancel', id: call.callId }).catch(() => undefined));
+      else if (call.state === 'offered') this.finishOffer(call, 503, 'Service Unavailable', 'failed');
+    }
+    await Promise.all(work);
   }
 
   // ---- helpers ----

@@ -50,6 +50,7 @@ export interface GatewayEvents {
   'sip.ended': { callId: string; reason: 'bye' | 'no-ack'; by: 'local' | 'remote' };
   'sip.info': { callId: string; method: string; contentType?: string; body: string };
   'sip.error': { callId: string; message: string };
+  'gateway.draining': { reason: string; maxWaitMs: number };
 }
 
 export type EventMessage = EventFrame;
@@ -68,6 +69,8 @@ export class GatewayClient {
   /** Every request of the gateway (also those answered by an `onRequest` handler). */
   readonly requests$ = new Subject<RequestFrame>();
   private s!: CommandSocket;
+  /** The close code of the connection once it closes (1001: the gateway's drain deadline). */
+  closeCode!: Promise<number>;
 
   private constructor() {}
 
@@ -79,6 +82,7 @@ export class GatewayClient {
   static async connect(url: string, o: ConnectOptions = {}): Promise<GatewayClient> {
     const ws = await CommandSocket.open(url, 'gateway', { ...(o.token ? { token: o.token } : {}), ...(o.headers ? { headers: o.headers } : {}) });
     const c = new GatewayClient();
+    c.closeCode = new Promise((resolve) => ws.once('close', (code: number) => resolve(code)));
     c.s = new CommandSocket(ws, o.timeoutMs ?? 90_000, (code, message, method) => new GatewayError(code as GatewayErrorCode, message, method), (req) => c.request(req));
     c.s.events$.subscribe({ complete: () => c.requests$.complete() });
     return c;

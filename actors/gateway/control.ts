@@ -13,11 +13,14 @@ import type { RouteTable } from '../../protocols/gateway/routes.js';
 import type { CommandRequest } from '../../protocols/media/envelope.js';
 import { AskError, CommandError, type Calls, type Owners } from './calls.js';
 import type { MediaLink } from './media-link.js';
+import { isHttpOwner, type HttpOwners } from './http-owners.js';
 import { controlCommandsTotal, controlConnections } from './metrics.js';
 
 /** What a connection needs of its socket. */
 export interface Socket {
   send(text: string): void;
+  /** Close the WebSocket with a code (1001 at the drain's deadline). */
+  close?(code: number, reason: string): void;
 }
 
 interface Pending {
@@ -47,12 +50,16 @@ export interface ControlOptions {
   media: () => MediaLink | null;
   log: Logger;
   accepting: () => boolean;
+  /** Owners of HTTP-owned calls (their receiverUrl takes what a connection would). */
+  http: HttpOwners;
 }
 
 export class Control implements Owners {
   private readonly conns = new Map<string, ControlConn>();
   private nextConn = 1;
   private nextRequest = 1;
+  /** Commands in flight (the drain waits for them). */
+  inFlight = 0;
 
   constructor(private readonly o: ControlOptions) {}
 
@@ -95,7 +102,11 @@ export class Control implements Owners {
       return conn.send(frame.reply);
     }
     if (frame.kind === 'answer') return this.answer(conn, frame.answer);
-    void this.command(conn, frame.request).then((reply) => conn.send(reply));
+    this.inFlight++;
+    void this.command(conn, frame.request).then((reply) => {
+      this.inFlight--;
+      conn.send(reply);
+    });
   }
 
   binary(conn: ControlConn): void {
@@ -120,7 +131,11 @@ export class Control implements Owners {
     if (isMediaMethod(req.method)) {
       const media = this.o.media();
       if (!media) throw new CommandError('NOT_IMPLEMENTED', `${req.method}: this gateway has no media link`);
-      if (req.method === 'session.create' && !this.o.accepting() && req.params.callId === undefined) throw new CommandError('SHUTTING_DOWN', 'the gateway takes no new standalone media sessions (draining)');
+      if (req.method === 'session.create' && !this.o.accepting()) {
+        // A media session for a call that exists (or is reserved) is still allowed (spec).
+        const callId = req.params.callId;
+        if (typeof callId !== 'string' || !this.o.calls().has(callId)) throw new CommandError('SHUTTING_DOWN', 'the gateway takes no new standalone media sessions (draining); only ones with the callId of a call it holds');
+      }
       return media.command(conn.id, req.method, req.params);
     }
     const checked = checkGatewayCommand(req.method, req.params);
@@ -168,6 +183,7 @@ export class Control implements Owners {
   // ---- Owners ----
 
   ask(owner: string, method: string, params: Record<string, unknown>, timeoutMs: number): Promise<Record<string, unknown>> {
+    if (isHttpOwner(owner)) return this.o.http.ask(owner, method, params, timeoutMs);
     const conn = this.conns.get(owner);
     if (!conn) return Promise.reject(new AskError('gone', 'the owner has disconnected'));
     const id = `${GATEWAY_REQUEST_PREFIX}${this.nextRequest++}`;
@@ -182,15 +198,39 @@ export class Control implements Owners {
   }
 
   emit(owner: string, event: string, data: Record<string, unknown>): void {
+    if (isHttpOwner(owner)) return this.o.http.emit(owner, event, data);
     this.conns.get(owner)?.send({ event, data });
   }
 
   alive(owner: string): boolean {
+    if (isHttpOwner(owner)) return this.o.http.has(owner);
     return this.conns.has(owner);
   }
 
-  /** Every connection's pending asks fail (the actor is stopping). */
-  closeAll(): void {
-    for (const conn of [...this.conns.values()]) this.closed(conn);
+  /** An event to every connection (`gateway.draining`). */
+  broadcast(event: string, data: Record<string, unknown>): void {
+    for (const conn of this.conns.values()) conn.send({ event, data });
+  }
+
+  /** The connections' ids (the owners of media sessions). */
+  owners(): string[] {
+    return [...this.conns.keys()];
+  }
+
+  /**
+   * Every connection is released (its pending asks fail); with `code`, its WebSocket is closed
+   * with it (1001 at the drain's deadline).
+   */
+  closeAll(code?: number, reason = ''): void {
+    for (const conn of [...this.conns.values()]) {
+      this.closed(conn);
+      if (code !== undefined) {
+        try {
+          conn.socket.close?.(code, reason);
+        } catch {
+          /* closed already */
+        }
+      }
+    }
   }
 }

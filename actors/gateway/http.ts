@@ -6,6 +6,10 @@
  *
  * /sipserver/route is not authenticated: the SIP server (ours, or drachtio) cannot add headers,
  * and it answers only which tag takes a call. /healthz and /readyz are probes, open too.
+ * POST /drain, POST /terminate and GET /drain are protected (`protect`): the bearer token when
+ * one is set, else (a loopback listener) the same Origin and Host rule as the /control upgrade.
+ * While draining, a lookup this gateway would have taken goes to the fallback (the
+ * replacement) when there is one, else it is a 503 reject.
  */
 import type { Logger } from 'pino';
 import { Router, routeFor } from '../../runtime/http/router.js';
@@ -13,6 +17,10 @@ import { reply, type Reply } from '../../runtime/http/reply.js';
 import type { HttpRequest, HttpResponse } from '../../runtime/http/uws.js';
 import { errorBody, statusLine } from '../../protocols/objstore/errors.js';
 import { decideRoute, fallbackFailed, notFound, type RouteTable } from '../../protocols/gateway/routes.js';
+import { authorize, isLoopback } from '../../runtime/http/bearer.js';
+import { originAllowed } from '../../protocols/objstore/origin.js';
+import type { Drain } from './drain.js';
+import { callRoutes, type HttpApi } from './http-calls.js';
 import { routeLookupsTotal } from './metrics.js';
 
 /** What the HTTP side reads of the gateway. */
@@ -26,15 +34,22 @@ export interface HttpState {
   accepting(): boolean;
   calls(): number;
   connections(): number;
+  token: string | null;
+  allowedOrigins: string[];
+  drain: Drain;
+  api: HttpApi;
 }
 
-interface Call {
+export interface Call {
   s: HttpState;
   r: Reply;
+  method: string;
   query: URLSearchParams;
+  /** The request headers the handlers read (uWS's request is gone after the first await). */
+  headers: { authorization: string; origin: string; host: string };
 }
 
-function send(r: Reply, status: number, body: string, headers: Array<[string, string]> = []): void {
+export function send(r: Reply, status: number, body: string, headers: Array<[string, string]> = []): void {
   if (r.aborted || r.done) return;
   r.done = true;
   r.res.cork(() => {
@@ -56,7 +71,36 @@ const router = new Router<Call, void | Promise<void>>([
     send(r, ready ? 200 : 503, JSON.stringify({ ready, sipServer: { attached: s.attached() }, accepting: s.accepting() }));
   }),
   route('GET', '/sipserver/route', (call) => lookup(call)),
+  route('POST', '/drain', (call) => protect(call, () => beginDrain(call, 'POST /drain'))),
+  route('POST', '/terminate', (call) => protect(call, () => beginDrain(call, 'POST /terminate'))),
+  route('GET', '/drain', (call) => protect(call, () => send(call.r, 200, JSON.stringify(call.s.drain.status())))),
+  ...callRoutes,
 ]);
+
+/** Run `then` only for an authenticated request; 401 (or 403) and nothing happens otherwise. */
+export function protect(call: Call, then: () => void): void {
+  const { s, r, headers } = call;
+  const denied = authorize(s.token, headers.authorization, '');
+  if (denied) return send(r, 401, errorBody('UNAUTHORIZED', denied), [['WWW-Authenticate', 'Bearer']]);
+  if (s.token === null) {
+    const origin = headers.origin || undefined;
+    if (!originAllowed(origin, undefined, s.allowedOrigins)) return send(r, 403, errorBody('ORIGIN_NOT_ALLOWED', `origin ${JSON.stringify(origin)} may not use this route (GATEWAY_ALLOWED_ORIGINS)`));
+    if (!isLoopback(hostName(headers.host))) return send(r, 403, errorBody('HOST_NOT_ALLOWED', `without a token this route takes only a loopback Host; got ${JSON.stringify(headers.host)}`));
+  }
+  then();
+}
+
+function beginDrain({ s, r }: Call, reason: string): void {
+  s.drain.begin(reason);
+  send(r, 202, JSON.stringify({ ok: true, draining: true }));
+}
+
+/** The host name of a Host header (no port; IPv6 brackets removed). */
+export function hostName(host: string): string {
+  const m = /^\[([^\]]+)\](:\d+)?$/.exec(host);
+  if (m) return m[1]!;
+  return host.replace(/:\d+$/, '');
+}
 
 async function lookup({ s, r, query }: Call): Promise<void> {
   const q = Object.fromEntries(query);
@@ -65,6 +109,10 @@ async function lookup({ s, r, query }: Call): Promise<void> {
     routeLookupsTotal.inc({ outcome: 'route' });
     s.log.debug({ uriUser: q.uriUser, owner: decision.owner }, 'route lookup: ours');
     return send(r, 200, JSON.stringify(decision.body));
+  }
+  if (!s.fallbackUrl && !s.accepting()) {
+    routeLookupsTotal.inc({ outcome: 'draining' });
+    return send(r, 200, JSON.stringify({ action: 'reject', data: { status: 503, reason: 'Service Unavailable', detail: decision.reason } }));
   }
   if (!s.fallbackUrl) {
     routeLookupsTotal.inc({ outcome: 'not-found' });
@@ -92,7 +140,7 @@ export function handleHttp(s: HttpState, res: HttpResponse, req: HttpRequest): v
   const m = router.match(method, req.getUrl());
   if (m.kind === 'not-found') return send(r, 404, errorBody('NOT_FOUND', `no route ${method} ${req.getUrl()}`));
   if (m.kind === 'method-not-allowed') return send(r, 405, errorBody('METHOD_NOT_ALLOWED', `${method} is not allowed on ${m.path}`), [['Allow', m.allow.join(', ')]]);
-  const call: Call = { s, r, query: new URLSearchParams(req.getQuery() ?? '') };
+  const call: Call = { s, r, method, query: new URLSearchParams(req.getQuery() ?? ''), headers: { authorization: req.getHeader('authorization'), origin: req.getHeader('origin'), host: req.getHeader('host') } };
   try {
     const done = m.route.handle(call, m.params);
     if (done) done.catch((err: unknown) => fail(s, r, err));

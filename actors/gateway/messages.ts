@@ -9,7 +9,13 @@ import type { SipServerEvent } from '../sipserver/gateway-messages.js';
 
 export const GATEWAY_ID = 'gateway';
 
-export type GatewayMsg = SipServerEvent | { type: 'info' };
+export type GatewayMsg =
+  | SipServerEvent
+  | { type: 'info' }
+  /** Begin the drain (idempotent: the first deadline is kept); the reply comes when it is over. */
+  | { type: 'drain'; reason: string }
+  /** Long-poll of the daemon: answers with the reason once a drain has begun (POST /drain...), or null after `waitMs`. */
+  | { type: 'drain.wait'; waitMs: number };
 
 export interface GatewayInfo {
   port: number;
@@ -23,6 +29,8 @@ export interface GatewayInfo {
 
 export interface GatewayReplies {
   info: GatewayInfo;
+  drain: { outcome: 'drained' | 'forced' };
+  'drain.wait': { reason: string | null };
 }
 
 export type GatewayProtocol = Protocol<GatewayMsg, GatewayReplies>;
@@ -50,4 +58,14 @@ export interface GatewayArgs {
   mediaToken: string | null;
   /** URL of the module exporting `createMediaLink` (actors/gateway/media/link.js); none: media commands answer NOT_IMPLEMENTED. */
   mediaLinkModule: string | null;
+  /** SHUTDOWN_MAX_WAIT_MS: the drain's deadline, from its first trigger. */
+  maxWaitMs: number;
+  /** SHUTDOWN_CLEANUP_TIMEOUT_MS: bound on the forced cleanup at the deadline. */
+  cleanupTimeoutMs: number;
+  /**
+   * The drain also turns the SIP server's `acceptingNew` off (OPTIONS and new INVITEs 503):
+   * true for the daemon's one gateway; false where several gateways share a SIP server and
+   * one drains while the others take the new calls.
+   */
+  drainsSipServer: boolean;
 }

@@ -10,7 +10,7 @@ import { isLoopback } from '../../runtime/http/bearer.js';
 import { parseAllowedOrigins } from '../../protocols/objstore/origin.js';
 import { SIPSERVER_ID } from '../sipserver/messages.js';
 import { sipserverArgs, sipserverChild, sipserverSettings } from '../sipserver/service-spec.js';
-import { GATEWAY_ID, type GatewayArgs } from './messages.js';
+import { GATEWAY_ID, type GatewayArgs, type GatewayProtocol } from './messages.js';
 
 const isWsUrl = (v: string) => /^wss?:\/\/[^\s,]+$/.test(v);
 const DEFAULT_ROUTE_URL = 'http://127.0.0.1:3001/sipserver/route';
@@ -25,6 +25,8 @@ export const gatewaySettings = {
   fallbackTimeoutMs: int({ env: 'GATEWAY_ROUTE_FALLBACK_TIMEOUT_MS', flag: 'gateway-route-fallback-timeout-ms', description: 'A fallback route lookup slower than this fails (502 reject); keep it under SIPSERVER_ROUTE_TIMEOUT_MS', min: 10, max: 60_000, default: 1500 }),
   answerTimeoutMs: int({ env: 'GATEWAY_ANSWER_TIMEOUT_MS', flag: 'gateway-answer-timeout-ms', description: 'The owner must answer sip.invite (and sip.reinvite) within this time, else 504', min: 100, max: 600_000, default: 30_000 }),
   mediaBackends: str({ env: 'GATEWAY_MEDIA_BACKENDS', flag: 'gateway-media-backends', description: 'Comma-separated media bridge command WebSocket URLs', expect: 'ws:// or wss:// URLs, comma-separated', default: 'ws://127.0.0.1:3002', valid: (v) => v.split(',').every((u) => isWsUrl(u.trim())) }),
+  shutdownMaxWaitMs: int({ env: 'SHUTDOWN_MAX_WAIT_MS', flag: 'shutdown-max-wait-ms', description: 'The drain\'s deadline: calls still up then get BYE (or CANCEL), media sessions are destroyed and owners closed (1001); keep HOSTD_SHUTDOWN_TIMEOUT_MS and the platform\'s termination grace above it plus the cleanup bound', min: 1, max: 2_147_483_647, default: 1_800_000 }),
+  shutdownCleanupTimeoutMs: int({ env: 'SHUTDOWN_CLEANUP_TIMEOUT_MS', flag: 'shutdown-cleanup-timeout-ms', description: 'Bound on the forced cleanup at the drain\'s deadline (BYE/CANCEL, media sessions destroyed, owners closed); then the daemon stops anyway', min: 1, max: 2_147_483_647, default: 5000 }),
   mediaToken: str({ env: 'GATEWAY_MEDIA_TOKEN', flag: 'gateway-media-token', description: 'Bearer token the gateway presents to the media bridges (their MEDIA_TOKEN)', default: '' }),
   ...sipSettings(),
 };
@@ -69,6 +71,9 @@ export function gatewayArgs(v: GatewayValues, overrides: Partial<GatewayArgs> = 
     mediaBackends: v.mediaBackends.split(',').map((u) => u.trim()),
     mediaToken: v.mediaToken || null,
     mediaLinkModule: MEDIA_LINK_MODULE,
+    maxWaitMs: v.shutdownMaxWaitMs,
+    cleanupTimeoutMs: v.shutdownCleanupTimeoutMs,
+    drainsSipServer: true,
     ...overrides,
   };
 }
@@ -100,4 +105,21 @@ export const service = defineService({
       children: [sipserverChild(sipArgs(values)), { id: GATEWAY_ID, module: GATEWAY_MODULE, args: gatewayArgs(values), shutdownMs: 10_000 }],
     };
   },
+  drain: {
+    // The gateway actor drains (drain.ts) and answers when its work is done or its deadline's
+    // cleanup is over; the daemon then stops the tree in order.
+    async run(h, reason) {
+      const gateway = h.ref<GatewayProtocol>(GATEWAY_ID);
+      const r = await gateway.request({ type: 'drain', reason }, { timeoutMs: h.values.shutdownMaxWaitMs + h.values.shutdownCleanupTimeoutMs + 10_000 });
+      h.log.info({ outcome: r.outcome }, 'gateway drained');
+    },
+    async requested(h, signal) {
+      const gateway = h.ref<GatewayProtocol>(GATEWAY_ID);
+      const r = await gateway.request({ type: 'drain.wait', waitMs: DRAIN_WAIT_MS }, { timeoutMs: DRAIN_WAIT_MS + 5000 });
+      return signal.aborted ? null : r.reason;
+    },
+  },
 });
+
+/** How long one `drain.wait` long-poll lasts before it answers null (and is asked again). */
+const DRAIN_WAIT_MS = 20_000;

@@ -1,9 +1,13 @@
-/** `hostd daemon`: the supervisor with the chosen services, metrics, ordered shutdown on signals. */
+/**
+ * `hostd daemon`: the supervisor with the chosen services, metrics, and the stop: on a signal
+ * (or a service's own request, `drain.requested`) the services with a drain hook drain first,
+ * while every service still serves, then the ordered shutdown of the tree.
+ */
 import { SERVICE_NAMES, type DaemonSettings, type ServiceName } from '../config/daemon-settings.js';
 import { ConfigError } from '../config/settings.js';
 import { createLogger } from '../log.js';
 import { startMetricsServer } from '../metrics/server.js';
-import type { ServiceCatalogue, ServiceDefinition } from '../service.js';
+import type { ServiceCatalogue, ServiceDefinition, ServiceHandle } from '../service.js';
 import { ActorSystem } from '../supervisor/system.js';
 import { HEARTBEAT_ID } from '../system/heartbeat/messages.js';
 
@@ -59,6 +63,20 @@ export async function runDaemon(settings: DaemonSettings, chosen: ChosenService[
   });
   log.info({ port: metrics.port, host: settings.metricsHost }, 'metrics endpoint listening');
 
+  const draining = chosen.filter((c) => c.def.drain);
+  const handle = (c: ChosenService): ServiceHandle => ({ values: c.values, ref: (id) => system.ref(id), log: log.child({ service: c.def.name }) });
+  /** Aborts the services' `requested` waits once the daemon is stopping. */
+  const watching = new AbortController();
+  let inDrain = false;
+  const drainAll = async (why: string): Promise<void> => {
+    if (!draining.length) return;
+    inDrain = true;
+    log.info({ why, services: draining.map((c) => c.def.name) }, 'draining before the ordered shutdown');
+    await Promise.all(draining.map((c) => c.def.drain!.run(handle(c), why).catch((err: Error) => log.error({ service: c.def.name, err: err.message }, 'drain failed; stopping anyway'))));
+    inDrain = false;
+    log.info('drained');
+  };
+
   let exitCode = 0;
   let stopping: Promise<void> | null = null;
   let markStopped!: () => void;
@@ -72,7 +90,8 @@ export async function runDaemon(settings: DaemonSettings, chosen: ChosenService[
       process.exit(1);
     }, settings.shutdownTimeoutMs);
     hard.unref();
-    stopping = system.shutdown().then(() => {
+    watching.abort();
+    stopping = drainAll(why).then(() => system.shutdown()).then(() => {
       metrics.close();
       clearTimeout(hard);
       log.info({ exitCode }, 'stopped');
@@ -82,6 +101,11 @@ export async function runDaemon(settings: DaemonSettings, chosen: ChosenService[
   };
 
   const onSignal = (sig: NodeJS.Signals) => {
+    if (stopping && inDrain) {
+      // Irreversible and idempotent: the drain goes on with its first deadline.
+      log.info({ signal: sig }, 'signal during the drain: already draining');
+      return;
+    }
     if (stopping) {
       log.warn({ signal: sig }, 'second signal: exiting without waiting');
       process.exit(1);
@@ -118,6 +142,26 @@ export async function runDaemon(settings: DaemonSettings, chosen: ChosenService[
     return exitCode;
   }
   log.info({ services: services.map((s) => s.name), stateDir: settings.stateDir }, 'daemon ready');
+  for (const c of draining) if (c.def.drain!.requested) void watchRequest(c);
+
+  /** A service asks the daemon to stop by itself (the gateway's POST /drain). */
+  async function watchRequest(c: ChosenService): Promise<void> {
+    while (!watching.signal.aborted) {
+      let reason: string | null;
+      try {
+        reason = await c.def.drain!.requested!(handle(c), watching.signal);
+      } catch (err) {
+        if (watching.signal.aborted) return;
+        log.debug({ service: c.def.name, err: (err as Error).message }, 'drain request watch failed; retrying');
+        await new Promise((r) => setTimeout(r, 1000));
+        continue;
+      }
+      if (reason !== null && !watching.signal.aborted) {
+        void stop(reason, 0);
+        return;
+      }
+    }
+  }
 
   void system.failed.then((reason) => stop(`supervision gave up: ${reason}`, 1));
   await stoppedAt;
