@@ -1,7 +1,8 @@
 /**
  * The management API under /$/, assembled from its route tables, one file per section of the
  * spec: volumes.ts, buckets.ts, status.ts (status, storage-stats, faults, block devices),
- * objects-admin.ts (fileinfo, verify-file) and maintenance.ts (drain, rebalance, verify,
+ * objects-admin.ts (fileinfo, verify-file), encryption.ts (keys, passphrase, recovery) and
+ * maintenance.ts (drain, rebalance, verify,
  * accept-loss, the freeze, debug). Endpoints of the spec not built yet answer 501 (route.ts
  * notBuilt); an unknown path 404, a known path with another method 405 with `Allow`.
  */
@@ -18,9 +19,11 @@ import { header, sendError, sendFailure, type Reply } from './respond.js';
 import { notBuilt, type ManageCall } from './route.js';
 import { statusRoutes } from './status.js';
 import { volumeRoutes } from './volumes.js';
+import { encryptionRoutes } from './encryption.js';
 
 const router = new Router<ManageCall, Promise<void> | void>([
   ...volumeRoutes,
+  ...encryptionRoutes,
   ...maintenanceRoutes,
   ...bucketRoutes,
   ...statusRoutes,
