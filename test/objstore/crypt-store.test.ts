@@ -9,11 +9,9 @@
 import anyTest, { type TestFn } from 'ava';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { open } from 'node:fs/promises';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { withLoopDevices } from '../helpers/loop.js';
+import { deviceHolds, marked } from '../volume/crypt-device.js';
 import { FileScope, keptStateDir, startLock, startStore, type Store } from './harness.js';
 import { api, assertAllExact, md5, records, rewrite, settled, waitFor } from './maint.js';
 
@@ -53,35 +51,6 @@ async function provision(url: string, device: string, extra: Record<string, unkn
 }
 
 const volume = async (url: string, id: number) => (await api<{ volume: VolumeView }>(`${url}/$/volumes/${id}`)).body.volume;
-
-/** Does the raw device hold `marker` anywhere? (4 MiB reads through the block device; async, so the test's own sockets stay served) */
-async function deviceHolds(device: string, marker: Buffer): Promise<boolean> {
-  // The device's page cache may still hold blocks read before a discard: drop it, read the disk.
-  await promisify(execFile)('blockdev', ['--flushbufs', device]);
-  const fh = await open(device, 'r');
-  try {
-    const buf = Buffer.alloc((4 << 20) + marker.length);
-    let pos = 0;
-    let carry = 0;
-    for (;;) {
-      const { bytesRead: n } = await fh.read(buf, carry, 4 << 20, pos);
-      if (n <= 0) return false;
-      if (buf.subarray(0, carry + n).includes(marker)) return true;
-      pos += n;
-      buf.copy(buf, 0, carry + n - marker.length + 1, carry + n);
-      carry = marker.length - 1;
-    }
-  } finally {
-    await fh.close();
-  }
-}
-
-/** An object body that is the marker over and over: any stored run of its plaintext contains it. */
-function marked(marker: Buffer, size: number): Buffer {
-  const b = Buffer.alloc(size);
-  for (let i = 0; i < size; i += marker.length) marker.copy(b, i);
-  return b;
-}
 
 /** Slice files under a mount point, with the format version of each header. */
 function sliceVersions(mountPoint: string): number[] {

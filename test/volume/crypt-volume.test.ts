@@ -15,6 +15,7 @@ import { formatPassphrase, makeKeySlots } from '../../protocols/objstore/crypto-
 import { CHUNK_TAG_BYTES, chunkOffset, SLICE_HEADER_BYTES, type SliceHeader } from '../../protocols/objstore/slice-format.js';
 import type { ActorRef } from '../../runtime/index.js';
 import { mountRoot, withLoopDevices } from '../helpers/loop.js';
+import { deviceHolds, marked } from './crypt-device.js';
 import { eventually, rejectsWith, startTestSystem } from '../helpers/util.js';
 
 const VOLUME = new URL('../../actors/volume/actor.js', import.meta.url).href;
@@ -78,26 +79,6 @@ async function read(ref: ActorRef<VolumeProtocol>, objectId: string, index: numb
   return Buffer.from((await ref.request({ type: 'read', objectId, index, firstChunk, count })).data);
 }
 
-/** Does the whole raw device hold `marker` anywhere? (read through the block device, 4 MiB at a time) */
-function deviceHolds(device: string, marker: Buffer): boolean {
-  const fd = openSync(device, 'r');
-  try {
-    const buf = Buffer.alloc((4 << 20) + marker.length);
-    let pos = 0;
-    let carry = 0;
-    for (;;) {
-      const n = readSync(fd, buf, carry, 4 << 20, pos);
-      if (n <= 0) return false;
-      if (buf.subarray(0, carry + n).includes(marker)) return true;
-      pos += n;
-      buf.copy(buf, 0, carry + n - marker.length + 1, carry + n);
-      carry = marker.length - 1;
-    }
-  } finally {
-    closeSync(fd);
-  }
-}
-
 function poke(path: string, position: number, mutate: (b: Buffer) => void, len = 1) {
   const fd = openSync(path, 'r+');
   try {
@@ -111,13 +92,6 @@ function poke(path: string, position: number, mutate: (b: Buffer) => void, len =
   }
 }
 
-/** A slice of `chunks` chunks, each the marker repeated (so any stored run of the plaintext contains it). */
-function markedData(marker: Buffer, bytes: number): Buffer {
-  const out = Buffer.alloc(bytes);
-  for (let i = 0; i < bytes; i += marker.length) marker.copy(out, i);
-  return out;
-}
-
 test('an encrypted volume holds none of a slice\'s bytes on its raw device and reads them back byte-exact; a plain one beside it holds them', async (t) => {
   const marker = Buffer.from(`hostd-crypt-marker-${randomBytes(12).toString('hex')}`);
   const [enc, plain] = await Promise.all([disk(t, 1, true), disk(t, 2, false)]);
@@ -125,7 +99,7 @@ test('an encrypted volume holds none of a slice\'s bytes on its raw device and r
   t.deepEqual((await encRef.request({ type: 'info' })).encrypted, { keyGen: 1 });
   t.is((await plainRef.request({ type: 'info' })).encrypted, null);
 
-  const data = markedData(marker, 3 * CHUNK + 999);
+  const data = marked(marker, 3 * CHUNK + 999);
   const id = newId();
   const encCommit = await writeSlice(encRef, id, 0, data);
   const plainCommit = await writeSlice(plainRef, id, 0, data);
@@ -137,9 +111,9 @@ test('an encrypted volume holds none of a slice\'s bytes on its raw device and r
   const h = await encRef.request({ type: 'readHeader', objectId: id, index: 0 });
   t.deepEqual(h, { ...headerFor(id, 0, data.length), sealed: { keyGen: 1 } }, 'the header says sealed; geometry as given');
 
-  t.true(deviceHolds(plain.device, marker), 'the search finds the marker on a plain volume (the search works)');
-  t.false(deviceHolds(enc.device, marker), 'and finds none of it on the encrypted one');
-  t.false(deviceHolds(enc.device, marker.subarray(0, 16)), 'not even its first 16 bytes');
+  t.true(await deviceHolds(plain.device, marker), 'the search finds the marker on a plain volume (the search works)');
+  t.false(await deviceHolds(enc.device, marker), 'and finds none of it on the encrypted one');
+  t.false(await deviceHolds(enc.device, marker.subarray(0, 16)), 'not even its first 16 bytes');
 });
 
 test('a flipped byte in a sealed chunk or its tag, two chunks swapped, or an edited header are refused, naming the chunk', async (t) => {
