@@ -91,6 +91,12 @@ export class Volumes {
         continue;
       }
       const slots = slotsOf.get(rec.id);
+      if (!slots && rec.encrypted) {
+        this.locked.set(rec.id, { device: disk.device, mountPoint: disk.mountPoint, reason: 'the record says encrypted and the disk holds no key slots (objstore/.keyslots): restore them from a copy of the disk, or drain and re-provision it' });
+        this.deps.log.error({ volumeId: rec.id, device: disk.device }, 'an encrypted volume lost its key slots: it is not served');
+        missing.push(rec.id);
+        continue;
+      }
       if (slots) {
         const reason = slots instanceof Error ? `its key slots do not read: ${slots.message}` : this.keys.whyLocked(slots);
         if (reason) {
