@@ -49,6 +49,7 @@ async function start(ctx: ActorContext<null, ObjstoreArgs>): Promise<Running> {
     stateDir: args.stateDir,
     ioTimeoutMs: args.ioTimeoutMs,
     maxInflight: args.volumeMaxInflight,
+    encryptNewVolumes: args.encryptNewVolumes,
     ref: (id) => ctx.ref(id),
     spawn: (spec) => ctx.spawn(spec),
     stop: (id) => ctx.stop(id),

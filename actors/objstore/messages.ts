@@ -41,6 +41,8 @@ export interface ObjstoreArgs {
   /** make and provision six loop-device volumes when none is registered */
   demoVolumes: boolean;
   demoVolumeMiB: number;
+  /** the fleet setting's default: POST /$/volumes without `encrypt` encrypts (until PUT /$/encryption sets it) */
+  encryptNewVolumes: boolean;
 }
 
 export const OBJSTORE_ID = 'objstore';

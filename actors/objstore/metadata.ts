@@ -37,6 +37,10 @@ export interface VolumeRecord {
   isDraining: boolean;
   isDeleted: boolean;
   encrypted: boolean;
+  /** generation of the volume key its disk's key slots hold (encrypted volumes; +1 at each encrypt) */
+  keyGen?: number;
+  /** the last POST /$/volumes/{id}/encrypt: its phase as it goes, and how it ended */
+  encryptProgress?: EncryptProgress;
   /** device path when last seen (kernel names change; the identity file is what counts) */
   lastDevice: string;
   serial: string | null;
@@ -44,6 +48,16 @@ export interface VolumeRecord {
   createdAt: number;
   wipe: number;
   faults: number;
+}
+
+/** Progress of the in-place encrypt step (POST /$/volumes/{id}/encrypt), kept in the volume record. */
+export interface EncryptProgress {
+  phase: 'checking' | 'scanning' | 'wiping' | 'encrypting' | 'registering' | 'done' | 'failed';
+  startedAt: string;
+  updatedAt: string;
+  /** what became of the old plaintext blocks in the free space (the wiping phase) */
+  wipe?: string;
+  error?: string;
 }
 
 export interface BucketPolicy {

@@ -33,6 +33,7 @@ export const objstoreSettings = {
     parse: (raw: string) => parseAllowedOrigins(raw),
     show: (v: string[]) => v.join(',') || '(none)',
   } satisfies Setting<string[]>,
+  encryptNewVolumes: bool({ env: 'OBJSTORE_ENCRYPT_NEW_VOLUMES', flag: 'objstore-encrypt-new-volumes', description: 'POST /$/volumes without `encrypt` encrypts the new volume (the fleet setting encryptNewVolumes; PUT /$/encryption changes it for the fleet, and that value, kept in the records, then wins)', default: false }),
   demoVolumeMiB: int({ env: 'OBJSTORE_DEMO_VOLUME_MIB', flag: 'demo-volume-mib', description: 'Size of each demo volume file (sparse; XFS needs at least 300 MiB)', min: 320, max: 1024 * 1024, default: 4096 }),
 };
 
@@ -81,6 +82,7 @@ export function objstoreArgs(stateDir: string, given: Partial<ObjstoreValues>, p
     allowedOrigins: values.allowedOrigins,
     demoVolumes: values.demoVolumes,
     demoVolumeMiB: values.demoVolumeMiB,
+    encryptNewVolumes: values.encryptNewVolumes,
     maxChunkSize: DEFAULT_CHUNK_SIZE,
     stripesInFlight: STRIPES_IN_FLIGHT,
     stripeCoders: Math.max(1, Math.min(4, availableParallelism())),

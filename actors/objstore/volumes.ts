@@ -1,6 +1,7 @@
 /**
  * The volumes as the object store sees them: records in LMDB, the disks found by their
- * identity file, one volume actor per present disk, and provisioning of new disks.
+ * identity file, one volume actor per present disk, and provisioning of new disks. Encryption
+ * (the key file, a volume's key slots, the in-place encrypt step) is in encryption.ts, on top.
  */
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -10,6 +11,9 @@ import type { ActorRef, ChildSpec } from '../../runtime/index.js';
 import { ActorError } from '../../runtime/index.js';
 import { discoverVolumes, listBlockDevices, provisionDisk, smartInfo, unmountVolume, volumeCapacity } from '../volume/disks.js';
 import { volumeActorId, type VolumeArgs, type VolumeProtocol } from '../volume/messages.js';
+import { readKeySlots, writeKeySlots } from '../volume/volume-key.js';
+import type { KeySlots } from '../../protocols/objstore/crypto-format.js';
+import { Keys } from './keys.js';
 import type { Metadata, VolumeRecord } from './metadata.js';
 import { takesNewSlices, whyNoNewSlices } from '../../protocols/objstore/layout.js';
 import { StoreError } from './store/context.js';
@@ -31,6 +35,8 @@ export interface VolumeDeps {
   stateDir: string;
   ioTimeoutMs: number;
   maxInflight: number;
+  /** the default of the fleet setting encryptNewVolumes (a value set by PUT /$/encryption wins) */
+  encryptNewVolumes?: boolean;
   ref(id: string): ActorRef<VolumeProtocol>;
   spawn(spec: ChildSpec): Promise<unknown>;
   stop(id: string): Promise<void>;
@@ -41,12 +47,16 @@ export class Volumes {
   readonly instanceId: string;
   private readonly deps: VolumeDeps;
   private readonly present = new Map<number, Present>();
+  readonly keys: Keys;
+  /** Encrypted disks found whose key slots do not open with the key file: not served, and why. */
+  readonly locked = new Map<number, { device: string; mountPoint: string; reason: string }>();
 
   constructor(deps: VolumeDeps) {
     this.deps = deps;
     this.mountRoot = join(deps.stateDir, 'mnt');
     mkdirSync(this.mountRoot, { recursive: true });
     this.instanceId = loadInstanceId(deps.stateDir);
+    this.keys = new Keys(deps.stateDir, this.instanceId, deps.log);
   }
 
   /** Find the registered disks by identity and start an actor for each one present. */
@@ -64,13 +74,40 @@ export class Volumes {
         await unmountVolume(f.mountPoint).catch((err: Error) => this.deps.log.warn({ volumeId: f.volumeId, device: f.device, err: err.message }, 'the disk of a deleted volume could not be unmounted'));
       }
     }
+    // The disks say which volumes are encrypted (their key slots); the records add the missing ones.
+    const slotsOf = new Map<number, KeySlots | Error>();
+    for (const f of found) {
+      const rec = this.deps.meta.volumes.get(f.volumeId);
+      if (!rec || rec.isDeleted) continue;
+      const slots = await readKeySlots(f.mountPoint).catch((err: Error) => err);
+      if (slots) slotsOf.set(f.volumeId, slots);
+    }
+    const encrypted = new Set([...slotsOf.keys(), ...this.records(false).filter((r) => r.encrypted).map((r) => r.id)]);
+    this.keys.init([...encrypted].sort((a, b) => a - b));
     for (const rec of this.records(false)) {
       const disk = found.find((f) => f.volumeId === rec.id);
       if (!disk) {
         missing.push(rec.id);
         continue;
       }
-      await this.start(rec, disk.device, disk.mountPoint);
+      const slots = slotsOf.get(rec.id);
+      if (!slots && rec.encrypted) {
+        this.locked.set(rec.id, { device: disk.device, mountPoint: disk.mountPoint, reason: 'the record says encrypted and the disk holds no key slots (objstore/.keyslots): restore them from a copy of the disk, or drain and re-provision it' });
+        this.deps.log.error({ volumeId: rec.id, device: disk.device }, 'an encrypted volume lost its key slots: it is not served');
+        missing.push(rec.id);
+        continue;
+      }
+      if (slots) {
+        const reason = slots instanceof Error ? `its key slots do not read: ${slots.message}` : this.keys.whyLocked(slots);
+        if (reason) {
+          this.locked.set(rec.id, { device: disk.device, mountPoint: disk.mountPoint, reason });
+          this.deps.log.error({ volumeId: rec.id, device: disk.device, reason }, 'an encrypted volume does not open: it is not served');
+          missing.push(rec.id);
+          continue;
+        }
+        if (!(slots instanceof Error) && (!rec.encrypted || rec.keyGen !== slots.keyGen)) await this.deps.meta.volumes.put(rec.id, { ...rec, encrypted: true, keyGen: slots.keyGen });
+      }
+      await this.start(this.deps.meta.volumes.get(rec.id)!, disk.device, disk.mountPoint);
       present.push(rec.id);
     }
     return { present, missing };
@@ -143,6 +180,10 @@ export class Volumes {
       isDeleted: rec.isDeleted,
       isMissing: !rec.isDeleted && !p,
       isEncrypted: rec.encrypted,
+      keyGen: rec.keyGen ?? null,
+      isLocked: this.locked.has(rec.id),
+      lockedReason: this.locked.get(rec.id)?.reason ?? null,
+      encryptProgress: rec.encryptProgress ?? null,
       device: p?.device ?? null,
       lastDevice: rec.lastDevice,
       mountPoint: p?.mountPoint ?? null,
@@ -177,7 +218,8 @@ export class Volumes {
     const skew = Math.abs(Date.now() - wipe);
     if (skew > WIPE_WINDOW_MS) throw new StoreError(400, 'STALE_WIPE', `wipe is ${skew} ms away from now; it must be within ${WIPE_WINDOW_MS} ms (a replayed or delayed request is refused)`);
     if (encrypt !== undefined && typeof encrypt !== 'boolean') throw new StoreError(400, 'INVALID_ENCRYPT', 'encrypt must be a boolean');
-    if (encrypt === true) throw new StoreError(501, 'ENCRYPTION_NOT_AVAILABLE', 'volume encryption is not available in this version; provision without encrypt');
+    const sealed = encrypt ?? this.encryptNewVolumes();
+    if (sealed && !this.keys.ready) throw new StoreError(409, 'KEY_FILE_MISSING', `cannot provision an encrypted volume: ${this.keys.problem ?? 'there is no key file'}${encrypt === undefined ? ' (encrypt defaulted to the fleet setting encryptNewVolumes; pass encrypt: false for a plain volume)' : ''}`);
     for (const k of ['label', 'comment'] as const) if (body[k] !== undefined && typeof body[k] !== 'string') throw new StoreError(400, 'INVALID_FIELD', `${k} must be a string`);
     for (const p of this.present.values()) {
       if (p.device === blockPath) throw new StoreError(409, 'ALREADY_A_VOLUME', `${blockPath} is already a registered volume; DELETE it first to re-provision`);
@@ -192,6 +234,7 @@ export class Volumes {
       const status = code === 'IN_USE' ? 409 : code === 'NOT_FOUND' || code === 'NOT_BLOCK_DEVICE' ? 400 : 500;
       throw new StoreError(status, code, `cannot provision ${blockPath}: ${(err as Error).message}`);
     }
+    if (sealed) await writeKeySlots(disk.mountPoint, this.keys.newSlots(id, 1));
     const devices = await listBlockDevices().catch(() => []);
     const dev = devices.find((d) => d.path === disk.device);
     const rec: VolumeRecord = {
@@ -203,7 +246,8 @@ export class Volumes {
       isHealthy: true,
       isDraining: false,
       isDeleted: false,
-      encrypted: false,
+      encrypted: sealed,
+      ...(sealed ? { keyGen: 1 } : {}),
       lastDevice: disk.device,
       serial: dev?.serial ?? null,
       model: dev?.model ?? null,
@@ -213,14 +257,32 @@ export class Volumes {
     };
     await this.deps.meta.volumes.put(id, rec);
     await this.start(rec, disk.device, disk.mountPoint);
-    this.deps.log.info({ volumeId: id, device: disk.device, mountPoint: disk.mountPoint }, 'volume provisioned');
+    this.deps.log.info({ volumeId: id, device: disk.device, mountPoint: disk.mountPoint, encrypted: sealed }, 'volume provisioned');
     return rec;
   }
 
-  private async start(rec: VolumeRecord, device: string, mountPoint: string): Promise<void> {
+  /** The fleet setting encryptNewVolumes: the value PUT /$/encryption set, else the service setting. */
+  encryptNewVolumes(): boolean {
+    const set = this.deps.meta.meta.get('encryptNewVolumes');
+    return typeof set === 'boolean' ? set : this.deps.encryptNewVolumes === true;
+  }
+
+  /** Where a present (or locked) volume's disk is mounted. */
+  diskOf(id: number): { device: string; mountPoint: string } | null {
+    return this.present.get(id) ?? this.locked.get(id) ?? null;
+  }
+
+  /** Stop a volume's actor (its key slots are about to change); start() serves it again. */
+  async stopActor(id: number): Promise<void> {
+    this.present.delete(id);
+    await this.deps.stop(volumeActorId(id)).catch(() => undefined);
+  }
+
+  async start(rec: VolumeRecord, device: string, mountPoint: string): Promise<void> {
     const actorId = volumeActorId(rec.id);
     const ref = this.deps.ref(actorId);
-    const args: VolumeArgs = { volumeId: rec.id, mountPoint, device, readOnly: rec.isReadOnly, ioTimeoutMs: this.deps.ioTimeoutMs, maxInflight: this.deps.maxInflight };
+    this.locked.delete(rec.id);
+    const args: VolumeArgs = { volumeId: rec.id, mountPoint, device, readOnly: rec.isReadOnly, ioTimeoutMs: this.deps.ioTimeoutMs, maxInflight: this.deps.maxInflight, keyFile: this.keys.keyFile };
     try {
       await ref.request({ type: 'info' }, { timeoutMs: 5000 });
     } catch (err) {

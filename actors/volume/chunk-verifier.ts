@@ -1,35 +1,90 @@
 /**
- * Checks chunks as their bytes stream in from a slice file (chunk, CRC32C, chunk, CRC32C, ...),
- * copying each chunk's payload to `out` back to back. Pieces may split a chunk or its CRC
- * anywhere. Throws ChecksumMismatch at the first chunk whose CRC does not match.
+ * Checks chunks as their bytes stream in from a slice file (chunk, trailer, chunk, trailer, ...),
+ * copying each chunk's payload to `out` back to back. Pieces may split a chunk or its trailer
+ * anywhere. Throws ChecksumMismatch at the first chunk that does not verify.
+ *
+ * What a trailer is and how a chunk is checked is a ChunkCheck: a plain slice's trailer is the
+ * chunk's CRC32C (crcCheck); a sealed slice's is its AES-GCM tag, and its bytes are deciphered on
+ * the way to `out` (sealedCheck). One streaming loop for both, so an encrypted volume reads through
+ * the same O_DIRECT path as a plain one.
  */
 import { crc32c } from '@node-rs/crc32';
-import { CHUNK_CRC_BYTES } from '../../protocols/objstore/slice-format.js';
+import type { DecipherGCM } from 'node:crypto';
+import type { SliceSealer } from '../../protocols/objstore/crypto-format.js';
+import { CHUNK_CRC_BYTES, CHUNK_TAG_BYTES } from '../../protocols/objstore/slice-format.js';
 
 export class ChecksumMismatch extends Error {
   readonly chunk: number;
-  constructor(chunk: number, stored: number, computed: number) {
-    super(`chunk ${chunk}: CRC32C mismatch (stored ${stored.toString(16).padStart(8, '0')}, computed ${computed.toString(16).padStart(8, '0')})`);
+  constructor(chunk: number, detail: string) {
+    super(`chunk ${chunk}: ${detail}`);
     this.name = 'ChecksumMismatch';
     this.chunk = chunk;
   }
 }
 
+/** How the chunks of one read are checked: per chunk, begin, then its bytes, then its trailer. */
+export interface ChunkCheck {
+  /** bytes of the trailer after each chunk */
+  readonly trailer: number;
+  begin(chunk: number): void;
+  /** a piece of the chunk's stored bytes in; its payload out (the same bytes, or deciphered) */
+  take(piece: Uint8Array): Uint8Array;
+  /** the trailer read; throws ChecksumMismatch when the chunk does not verify */
+  end(chunk: number, trailer: Uint8Array): void;
+}
+
+/** A plain slice: each chunk followed by its CRC32C. */
+export function crcCheck(): ChunkCheck {
+  let crc = 0;
+  return {
+    trailer: CHUNK_CRC_BYTES,
+    begin: () => (crc = 0),
+    take: (piece) => ((crc = crc32c(piece, crc)), piece),
+    end(chunk, trailer) {
+      const stored = new DataView(trailer.buffer, trailer.byteOffset, CHUNK_CRC_BYTES).getUint32(0);
+      if (stored !== crc) throw new ChecksumMismatch(chunk, `CRC32C mismatch (stored ${hex(stored)}, computed ${hex(crc)})`);
+    },
+  };
+}
+
+/** A sealed slice: each chunk AES-256-GCM ciphertext followed by its tag. */
+export function sealedCheck(sealer: SliceSealer): ChunkCheck {
+  let d: DecipherGCM | null = null;
+  return {
+    trailer: CHUNK_TAG_BYTES,
+    begin: (chunk) => (d = sealer.decipher(chunk)),
+    take: (piece) => d!.update(piece),
+    end(chunk, tag) {
+      d!.setAuthTag(tag);
+      try {
+        d!.final();
+      } catch {
+        throw new ChecksumMismatch(chunk, 'the AES-GCM tag does not verify (a changed byte, a moved chunk, or another key)');
+      }
+    },
+  };
+}
+
+const hex = (n: number) => n.toString(16).padStart(8, '0');
+
 export class ChunkVerifier {
   private readonly firstChunk: number;
   private readonly lengths: readonly number[];
   private readonly out: Uint8Array;
+  private readonly check: ChunkCheck;
   private ci = 0;
   private inChunk = 0;
   private outPos = 0;
-  private crc = 0;
-  private readonly stored = new Uint8Array(CHUNK_CRC_BYTES);
+  private readonly stored: Uint8Array;
   private storedFill = 0;
 
-  constructor(firstChunk: number, lengths: readonly number[], out: Uint8Array) {
+  constructor(firstChunk: number, lengths: readonly number[], out: Uint8Array, check: ChunkCheck = crcCheck()) {
     this.firstChunk = firstChunk;
     this.lengths = lengths;
     this.out = out;
+    this.check = check;
+    this.stored = new Uint8Array(check.trailer);
+    if (lengths.length) check.begin(firstChunk);
   }
 
   /** The chunk whose bytes come next (index within the slice). */
@@ -48,25 +103,23 @@ export class ChunkVerifier {
       if (len === undefined) throw new Error('ChunkVerifier: more bytes than the chunks asked for');
       if (this.inChunk < len) {
         const n = Math.min(len - this.inChunk, bytes.length - off);
-        const part = bytes.subarray(off, off + n);
-        this.out.set(part, this.outPos);
-        this.crc = crc32c(part, this.crc);
-        this.outPos += n;
+        const payload = this.check.take(bytes.subarray(off, off + n));
+        this.out.set(payload, this.outPos);
+        this.outPos += payload.byteLength;
         this.inChunk += n;
         off += n;
         continue;
       }
-      const n = Math.min(CHUNK_CRC_BYTES - this.storedFill, bytes.length - off);
+      const n = Math.min(this.check.trailer - this.storedFill, bytes.length - off);
       this.stored.set(bytes.subarray(off, off + n), this.storedFill);
       this.storedFill += n;
       off += n;
-      if (this.storedFill === CHUNK_CRC_BYTES) {
-        const stored = new DataView(this.stored.buffer).getUint32(0);
-        if (stored !== this.crc) throw new ChecksumMismatch(this.chunk, stored, this.crc);
+      if (this.storedFill === this.check.trailer) {
+        this.check.end(this.chunk, this.stored);
         this.ci++;
         this.inChunk = 0;
-        this.crc = 0;
         this.storedFill = 0;
+        if (!this.done) this.check.begin(this.chunk);
       }
     }
   }

@@ -95,6 +95,8 @@ export interface VolumeInfo {
   bytesTotal: number;
   bytesFree: number;
   readOnly: boolean;
+  /** null for a plain volume; the key generation its new slices are sealed with when encrypted */
+  encrypted: { keyGen: number } | null;
   /** File operations on the disk now (ones that timed out but whose syscall has not returned included). */
   inflight: number;
   /**
@@ -134,7 +136,7 @@ export interface VolumeReplies {
 export type VolumeRefusal =
   /** the disk returned an I/O error */
   | 'EIO'
-  /** a chunk's CRC32C does not match (details: { chunk }) */
+  /** a chunk's CRC32C, or a sealed chunk's AES-GCM tag, does not match (details: { chunk }) */
   | 'CHECKSUM'
   /** no such slice file */
   | 'MISSING'
@@ -156,6 +158,11 @@ export interface VolumeArgs {
   ioTimeoutMs: number;
   /** At most this many file operations in flight on this disk. */
   maxInflight: number;
+  /**
+   * The key file (/var/lib/objstore/objstore.key) that opens the volume key when the disk is
+   * encrypted (it carries a key-slot file). Unset: an encrypted disk does not open.
+   */
+  keyFile?: string;
 }
 
 export const volumeActorId = (volumeId: number) => `volume.${volumeId}`;

@@ -7,6 +7,14 @@
  * along here: the queue reads it from the async context (ioPriority, set by the actor per message),
  * which follows every await of these methods, the per-slice chains included.
  *
+ * An encrypted volume (its disk carries a key-slot file, keys.ts) seals every slice it writes: the
+ * header says so (format version 2), each chunk is AES-256-GCM ciphertext followed by its tag in
+ * place of the CRC (crypto-format.ts), through the same O_DIRECT staging; reads check the tag
+ * instead of the CRC in the same streaming loop (chunk-verifier.ts). What the volume is asked to
+ * store and what it answers is plaintext either way: erasure coding, drain and repair see no
+ * difference. Slices are read by what their own header says, so a plain slice on a volume that was
+ * encrypted since (or the other way round) still reads.
+ *
  * Refusals are ReplyErrors (codes in messages.ts). An I/O error of the kernel is EIO, with the
  * errno in details when it is another one (ENOSPC, EUCLEAN, ...): every failure of a file
  * operation on the disk is the disk's failure as far as the caller is concerned.
@@ -17,8 +25,8 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { ReplyError } from '../../runtime/index.js';
 import { decodeIdentity, IDENTITY_BYTES, IDENTITY_FILE, SERVICE_DIR } from '../../protocols/objstore/identity.js';
+import { SliceSealer } from '../../protocols/objstore/crypto-format.js';
 import {
-  CHUNK_CRC_BYTES,
   checkSliceHeader,
   chunkCount,
   chunkLength,
@@ -27,10 +35,12 @@ import {
   encodeSliceHeader,
   SLICE_HEADER_BYTES,
   SliceFormatError,
+  trailerBytes,
   type SliceHeader,
 } from '../../protocols/objstore/slice-format.js';
 import { crc32c } from '@node-rs/crc32';
-import { ChecksumMismatch, ChunkVerifier } from './chunk-verifier.js';
+import { ChecksumMismatch, ChunkVerifier, crcCheck, sealedCheck } from './chunk-verifier.js';
+import { openVolumeKey, type VolumeKey } from './volume-key.js';
 import { readSpan } from './direct-io.js';
 import { DirectWriter } from './direct-write.js';
 import { IoQueue, IoTimeout } from './io-queue.js';
@@ -54,6 +64,8 @@ interface Writer {
   chain: Promise<void>;
   /** The first failure: every later operation on the slice fails with it. */
   failure: ReplyError | null;
+  /** Seals the chunks when the volume is encrypted (null: CRC32C after each chunk). */
+  sealer: SliceSealer | null;
   /** its last bytes are written and the file cut to length (commit then only renames). */
   finished?: boolean;
 }
@@ -75,6 +87,8 @@ export class Volume {
   private readonly headers = new Map<string, SliceHeader>();
   private readonly dirs = new Set<string>();
   private readOnly: boolean;
+  /** The volume key when the disk is encrypted (read from its key slots at open), else null. */
+  private key: VolumeKey | null = null;
   private capacity = { bytesTotal: 0, bytesFree: 0 };
   private capacityProbe: Promise<void> | null = null;
   private closed = false;
@@ -112,6 +126,7 @@ export class Volume {
     }
     const identity = decodeIdentity(bytes);
     if (identity.volumeId !== args.volumeId) throw new Error(`${args.mountPoint} holds volume ${identity.volumeId}, not volume ${args.volumeId}`);
+    v.key = await openVolumeKey(args, identity, (what, op) => v.run(what, op));
     await v.run('mkdir', () => mkdir(v.paths.root, { recursive: true }));
     await v.refreshCapacity();
     return v;
@@ -192,7 +207,10 @@ export class Volume {
       throw bad(`header names slice ${header.objectId}.${header.index}, the message ${ref.objectId}.${ref.index}`);
     }
     if (this.writers.has(key)) throw bad(`slice ${key} is being written already`);
-    const w: Writer = { objectId: ref.objectId, index: ref.index, header, chunks: chunkCount(header), next: 0, state: 'open', fh: null, out: null, chain: Promise.resolve(), failure: null };
+    if (header.sealed) throw bad('a slice header from the store never says sealed: the volume seals what it writes when it is encrypted');
+    if (this.key) header = { ...header, sealed: { keyGen: this.key.keyGen } };
+    const sealer = this.key ? new SliceSealer(this.key.volumeKey, header) : null;
+    const w: Writer = { objectId: ref.objectId, index: ref.index, header, chunks: chunkCount(header), next: 0, state: 'open', fh: null, out: null, chain: Promise.resolve(), failure: null, sealer };
     this.writers.set(key, w);
     const bytes = encodeSliceHeader(header);
     const temp = this.paths.temp(ref.objectId, ref.index);
@@ -240,14 +258,14 @@ export class Volume {
     if (data.byteLength !== len) throw bad(`slice ${key}: chunk ${chunk} must be ${len} bytes, got ${data.byteLength}`);
     if (commit && chunk !== w.chunks - 1) throw bad(`slice ${key}: commit with chunk ${chunk}, which is not its last (${w.chunks - 1})`);
     w.next++;
-    const payload = data instanceof ArrayBuffer ? new Uint8Array(data) : data;
-    const crc = new Uint8Array(CHUNK_CRC_BYTES);
-    new DataView(crc.buffer).setUint32(0, crc32c(payload));
+    const plain = data instanceof ArrayBuffer ? new Uint8Array(data) : data;
+    const { stored, trailer } = w.sealer ? sealed(w.sealer, chunk, plain) : withCrc(plain);
     await this.step(w, 'append', async () => {
       const out = w.out!;
-      if (out.length !== chunkOffset(w.header.chunkSize, chunk)) throw new Error(`slice ${key}: chunk ${chunk} would land at ${out.length}, not at ${chunkOffset(w.header.chunkSize, chunk)}`);
-      await out.push(payload);
-      await out.push(crc);
+      const at = chunkOffset(w.header.chunkSize, chunk, trailerBytes(w.header));
+      if (out.length !== at) throw new Error(`slice ${key}: chunk ${chunk} would land at ${out.length}, not at ${at}`);
+      await out.push(stored);
+      await out.push(trailer);
       // The last chunk: the last bytes go to the disk now, while the writer waits for its other
       // slices and its intent.
       if (chunk === w.chunks - 1) await this.finishFile(w);
@@ -276,7 +294,7 @@ export class Volume {
     });
     this.writers.delete(key);
     this.headers.delete(key);
-    return { bytes: SLICE_HEADER_BYTES + w.header.sliceSize + w.chunks * CHUNK_CRC_BYTES };
+    return { bytes: SLICE_HEADER_BYTES + w.header.sliceSize + w.chunks * trailerBytes(w.header) };
   }
 
   /**
@@ -420,14 +438,29 @@ export class Volume {
       total += len;
     }
     const out = into && into.byteLength >= total ? new Uint8Array(into, 0, total) : new Uint8Array(total);
-    const verifier = new ChunkVerifier(firstChunk, lengths, out);
-    const span = total + count * CHUNK_CRC_BYTES;
-    const got = await readSpan(fh, chunkOffset(header.chunkSize, firstChunk), span, this.run.bind(this), (b) => verifier.push(b));
+    const verifier = new ChunkVerifier(firstChunk, lengths, out, this.checkOf(header));
+    const trailer = trailerBytes(header);
+    const span = total + count * trailer;
+    const got = await readSpan(fh, chunkOffset(header.chunkSize, firstChunk, trailer), span, this.run.bind(this), (b) => verifier.push(b));
     if (got < span || !verifier.done) {
       this.counters.errors++;
       throw new ReplyError('CHECKSUM', `volume ${this.args.volumeId}: slice ${header.objectId}.${header.index} is truncated at chunk ${verifier.chunk}`, { chunk: verifier.chunk, truncated: true });
     }
     return { data: out.buffer as ArrayBuffer, lengths };
+  }
+
+  /** How the chunks of a slice are checked: by CRC, or opened with the volume key when sealed. */
+  private checkOf(header: SliceHeader) {
+    if (!header.sealed) return crcCheck();
+    if (!this.key) {
+      this.counters.errors++;
+      throw new ReplyError('CHECKSUM', `volume ${this.args.volumeId}: slice ${header.objectId}.${header.index} is sealed, and this volume holds no key to open it (its key slots are gone)`, { chunk: -1, header: true });
+    }
+    if (this.key.keyGen !== header.sealed.keyGen) {
+      this.counters.errors++;
+      throw new ReplyError('CHECKSUM', `volume ${this.args.volumeId}: slice ${header.objectId}.${header.index} is sealed with key generation ${header.sealed.keyGen}, this volume's key is generation ${this.key.keyGen}`, { chunk: -1, header: true });
+    }
+    return sealedCheck(new SliceSealer(this.key.volumeKey, header));
   }
 
   private async firstFailing(fh: FileHandle, header: SliceHeader, firstChunk: number, count: number): Promise<number | null> {
@@ -517,6 +550,7 @@ export class Volume {
       device: this.args.device,
       ...this.capacity,
       readOnly: this.readOnly,
+      encrypted: this.key ? { keyGen: this.key.keyGen } : null,
       inflight: this.io.inflight,
       counters: { ...this.counters },
       priority: this.io.stats(),
@@ -586,4 +620,17 @@ export class Volume {
     await Promise.race([work, new Promise<void>((r) => (timer = setTimeout(r, this.args.ioTimeoutMs)))]);
     clearTimeout(timer);
   }
+}
+
+/** A chunk as stored on a plain volume: its bytes, then its CRC32C. */
+function withCrc(plain: Uint8Array): { stored: Uint8Array; trailer: Uint8Array } {
+  const trailer = new Uint8Array(4);
+  new DataView(trailer.buffer).setUint32(0, crc32c(plain));
+  return { stored: plain, trailer };
+}
+
+/** A chunk as stored on an encrypted volume: its ciphertext, then its AES-GCM tag. */
+function sealed(sealer: SliceSealer, chunk: number, plain: Uint8Array): { stored: Uint8Array; trailer: Uint8Array } {
+  const { ciphertext, tag } = sealer.seal(chunk, plain);
+  return { stored: ciphertext, trailer: tag };
 }

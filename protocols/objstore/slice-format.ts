@@ -9,6 +9,10 @@
  * Every chunk but the last of the slice is exactly `chunkSize` bytes; the last may be shorter
  * (never empty, unless the slice is empty: then there are no chunks). Chunk c starts at
  * SLICE_HEADER_BYTES + c * (chunkSize + 4).
+ *
+ * A sealed slice (an encrypted volume's; format version 2, crypto-format.ts) has the same layout
+ * with each chunk sealed by AES-256-GCM and its 16-byte tag in place of the CRC: chunk c starts at
+ * SLICE_HEADER_BYTES + c * (chunkSize + 16). The header stays in the clear (light verify reads it).
  */
 
 import { crc32c } from '@node-rs/crc32';
@@ -27,6 +31,11 @@ export interface SliceHeader {
   objectSize: number;
   /** bytes of slice payload (sum of its chunk lengths, CRCs excluded) */
   sliceSize: number;
+  /**
+   * Set on a sealed slice only (format version 2, written by an encrypted volume): the generation
+   * of the volume key its chunks are sealed with. The store never sets it: the volume does.
+   */
+  sealed?: { keyGen: number };
 }
 
 /** The header fields that describe the object's geometry (compared field by field). */
@@ -48,25 +57,33 @@ export function headerMismatch(found: SliceHeader, expected: SliceHeader): strin
 // Header layout, 64 bytes, integers big-endian:
 //
 //   0x00  4  magic 'HSLC'
-//   0x04  2  format version (u16) = 1
+//   0x04  2  format version (u16) = 1, or 2 for a sealed slice
 //   0x06 12  object id: the 12 bytes of the 24 hex characters after '$'
 //   0x12  1  slice index (u8)
 //   0x13  1  k, data slices (u8, >= 1)
 //   0x14  1  m, parity slices (u8); k + m <= 256 and index < k + m
-//   0x15  3  reserved, zero
+//   0x15  1  cipher (u8): 0 in version 1; 1 = AES-256-GCM in version 2
+//   0x16  2  reserved, zero
 //   0x18  4  chunk size (u32, >= 1)
-//   0x1C  4  reserved, zero
+//   0x1C  4  key generation (u32): 0 in version 1; the volume key's generation in version 2
 //   0x20  8  object size (u64, <= 2^53 - 1)
 //   0x28  8  slice size (u64, <= 2^53 - 1): payload bytes, CRCs excluded
 //   0x30 12  reserved, zero
 //   0x3C  4  CRC32C of bytes 0x00..0x3B
 //
-// Each chunk is followed by the CRC32C of that chunk's bytes (u32 big-endian, CHUNK_CRC_BYTES).
+// Each chunk is followed by the CRC32C of that chunk's bytes (u32 big-endian, CHUNK_CRC_BYTES),
+// or in version 2 by its GCM tag (CHUNK_TAG_BYTES).
 
 
 export const SLICE_MAGIC = 'HSLC';
 export const SLICE_FORMAT_VERSION = 1;
+/** The format version of a sealed slice (an encrypted volume's). */
+export const SEALED_SLICE_VERSION = 2;
+/** The cipher byte of a sealed slice: AES-256-GCM. */
+export const CIPHER_AES_256_GCM = 1;
 export const CHUNK_CRC_BYTES = 4;
+/** Bytes after each chunk of a sealed slice: its AES-GCM tag. */
+export const CHUNK_TAG_BYTES = 16;
 const HEADER_CRC_AT = 0x3c;
 const OBJECT_ID_RE = /^\$[0-9a-fA-F]{24}$/;
 
@@ -92,6 +109,7 @@ export function checkSliceHeader(h: SliceHeader): void {
   checkInt('chunkSize', h.chunkSize, 1, 0xffff_ffff);
   checkInt('objectSize', h.objectSize, 0, Number.MAX_SAFE_INTEGER);
   checkInt('sliceSize', h.sliceSize, 0, Number.MAX_SAFE_INTEGER);
+  if (h.sealed !== undefined) checkInt('sealed.keyGen', h.sealed?.keyGen, 1, 0xffff_ffff);
 }
 
 export function encodeSliceHeader(h: SliceHeader): Uint8Array {
@@ -99,7 +117,11 @@ export function encodeSliceHeader(h: SliceHeader): Uint8Array {
   const buf = new Uint8Array(SLICE_HEADER_BYTES);
   const dv = new DataView(buf.buffer);
   for (let i = 0; i < 4; i++) buf[i] = SLICE_MAGIC.charCodeAt(i);
-  dv.setUint16(0x04, SLICE_FORMAT_VERSION);
+  dv.setUint16(0x04, h.sealed ? SEALED_SLICE_VERSION : SLICE_FORMAT_VERSION);
+  if (h.sealed) {
+    buf[0x15] = CIPHER_AES_256_GCM;
+    dv.setUint32(0x1c, h.sealed.keyGen);
+  }
   const hex = h.objectId.slice(1);
   for (let i = 0; i < 12; i++) buf[0x06 + i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
   buf[0x12] = h.index;
@@ -122,26 +144,35 @@ export function decodeSliceHeader(buf: Uint8Array): SliceHeader {
   const actual = crc32c(buf.subarray(0, HEADER_CRC_AT));
   if (stored !== actual) throw new SliceFormatError(`slice header: CRC32C mismatch (stored ${hex32(stored)}, computed ${hex32(actual)}): the header is corrupt`);
   const version = dv.getUint16(0x04);
-  if (version !== SLICE_FORMAT_VERSION) throw new SliceFormatError(`slice header: format version ${version} is not supported (this build reads version ${SLICE_FORMAT_VERSION})`);
+  if (version !== SLICE_FORMAT_VERSION && version !== SEALED_SLICE_VERSION) {
+    throw new SliceFormatError(`slice header: format version ${version} is not supported (this build reads versions ${SLICE_FORMAT_VERSION} and ${SEALED_SLICE_VERSION})`);
+  }
+  if (version === SEALED_SLICE_VERSION && buf[0x15] !== CIPHER_AES_256_GCM) throw new SliceFormatError(`slice header: cipher ${buf[0x15]} is not supported (this build knows ${CIPHER_AES_256_GCM}, AES-256-GCM)`);
   let id = '$';
   for (let i = 0; i < 12; i++) id += buf[0x06 + i]!.toString(16).padStart(2, '0');
   const objectSize = dv.getBigUint64(0x20);
   const sliceSize = dv.getBigUint64(0x28);
   if (objectSize > BigInt(Number.MAX_SAFE_INTEGER) || sliceSize > BigInt(Number.MAX_SAFE_INTEGER)) throw new SliceFormatError('slice header: a size is beyond 2^53 - 1');
   const h: SliceHeader = { objectId: id, index: buf[0x12]!, k: buf[0x13]!, m: buf[0x14]!, chunkSize: dv.getUint32(0x18), objectSize: Number(objectSize), sliceSize: Number(sliceSize) };
+  if (version === SEALED_SLICE_VERSION) h.sealed = { keyGen: dv.getUint32(0x1c) };
   checkSliceHeader(h);
   return h;
 }
 
-/** Byte offset of chunk `c` in a slice file (its CRC follows the chunk's bytes). */
-export function chunkOffset(chunkSize: number, c: number): number {
-  return SLICE_HEADER_BYTES + c * (chunkSize + CHUNK_CRC_BYTES);
+/** Bytes after each chunk of a slice: its CRC, or its GCM tag when the slice is sealed. */
+export function trailerBytes(h: Pick<SliceHeader, 'sealed'>): number {
+  return h.sealed ? CHUNK_TAG_BYTES : CHUNK_CRC_BYTES;
+}
+
+/** Byte offset of chunk `c` in a slice file (its CRC, or tag, follows the chunk's bytes). */
+export function chunkOffset(chunkSize: number, c: number, trailer = CHUNK_CRC_BYTES): number {
+  return SLICE_HEADER_BYTES + c * (chunkSize + trailer);
 }
 
 /** Size of a slice file holding chunks of these lengths. */
-export function sliceFileSize(chunkLengths: readonly number[]): number {
+export function sliceFileSize(chunkLengths: readonly number[], trailer = CHUNK_CRC_BYTES): number {
   let n = SLICE_HEADER_BYTES;
-  for (const len of chunkLengths) n += len + CHUNK_CRC_BYTES;
+  for (const len of chunkLengths) n += len + trailer;
   return n;
 }
 

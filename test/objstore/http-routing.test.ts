@@ -63,7 +63,6 @@ test('the spec endpoints not built yet answer 501, with the path as asked', asyn
   for (const [method, path] of [
     ['POST', '/$/volumes/4/identify'],
     ['DELETE', '/$/volumes/4/identify'],
-    ['POST', '/$/volumes/4/encrypt'],
     ['POST', '/$/blockDevices/reload'],
     ['POST', '/$/notify/test'],
   ] as const) {

@@ -333,7 +333,7 @@ test.serial('POST /$/volumes refuses bad requests, each with a clear error', asy
     [{ blockPath: s.devices[0], wipe: Date.now() - 60_000 }, 400, /within 10000 ms/],
     [{ blockPath: s.devices[0], wipe: Date.now() + 60_000 }, 400, /within 10000 ms/],
     [{ blockPath: s.devices[0], wipe: Date.now(), replace: true }, 400, /no replace option/],
-    [{ blockPath: s.devices[0], wipe: Date.now(), encrypt: true }, 501, /encryption/],
+    [{ blockPath: s.devices[0], wipe: Date.now(), encrypt: 'yes' }, 400, /^encrypt must be a boolean/],
     [{ blockPath: 'sdb', wipe: Date.now() }, 400, /blockPath/],
     [{ wipe: Date.now() }, 400, /blockPath/],
     // A NUL or another control byte in blockPath: 400 naming the field, not Node's 500 (issue 21 item 10).

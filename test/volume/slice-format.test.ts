@@ -68,7 +68,7 @@ test('bad magic, unknown version, short buffer and impossible fields are refused
     dv.setUint32(0x3c, crc32c(u.subarray(0, 0x3c)));
     return u;
   };
-  t.throws(() => decodeSliceHeader(reseal((dv) => dv.setUint16(4, 2))), { message: /format version 2 is not supported/ });
+  t.throws(() => decodeSliceHeader(reseal((dv) => dv.setUint16(4, 3))), { message: /format version 3 is not supported/ });
   t.throws(() => decodeSliceHeader(reseal((_dv, u) => (u[0x12] = 6))), { message: /index must be an integer from 0 to 5/ });
   t.throws(() => decodeSliceHeader(reseal((_dv, u) => (u[0x13] = 0))), { message: /k must be/ });
   t.throws(() => decodeSliceHeader(reseal((dv) => dv.setUint32(0x18, 0))), { message: /chunkSize/ });

@@ -1,10 +1,10 @@
 /**
  * The management API under /$/, assembled from its route tables, one file per section of the
  * spec: volumes.ts, buckets.ts, status.ts (status, storage-stats, faults, block devices),
- * objects-admin.ts (fileinfo, verify-file) and maintenance.ts (drain, rebalance, verify,
- * accept-loss, the freeze, debug), and the web UI's bundle (ui.ts). Endpoints of the spec not
- * built yet answer 501 (route.ts notBuilt); an unknown path 404, a known path with another method
- * 405 with `Allow`.
+ * objects-admin.ts (fileinfo, verify-file), encryption.ts (keys, passphrase, recovery),
+ * maintenance.ts (drain, rebalance, verify, accept-loss, the freeze, debug), and the web UI's
+ * bundle (ui.ts). Endpoints of the spec not built yet answer 501 (route.ts notBuilt); an unknown
+ * path 404, a known path with another method 405 with `Allow`.
  */
 import { Router, type Match } from '../../../runtime/http/router.js';
 import type { ActorRef } from '../../../runtime/index.js';
@@ -20,9 +20,11 @@ import { notBuilt, type ManageCall } from './route.js';
 import { statusRoutes } from './status.js';
 import { uiRoutes } from './ui.js';
 import { volumeRoutes } from './volumes.js';
+import { encryptionRoutes } from './encryption.js';
 
 const router = new Router<ManageCall, Promise<void> | void>([
   ...volumeRoutes,
+  ...encryptionRoutes,
   ...maintenanceRoutes,
   ...bucketRoutes,
   ...statusRoutes,

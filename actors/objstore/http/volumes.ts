@@ -1,12 +1,14 @@
 /**
  * Management API, volumes: list, provision, one volume, update (flags, label, comment) and soft
- * delete (the rules are in volume-admin.ts). Drains are in maintenance.ts; identify and encrypt
- * are not built yet (501).
+ * delete (the rules are in volume-admin.ts), and the in-place encrypt step (../encryption.ts; the
+ * rest of encryption is in encryption.ts). Drains are in maintenance.ts; identify is not built yet
+ * (501).
  */
 import { StoreError } from '../store/context.js';
 import { readJsonObject, sendJson } from './respond.js';
 import { notBuilt, route, volumeIdOf, type ManageRoute } from './route.js';
 import { deleteVolume, updateVolume } from './volume-admin.js';
+import { encryptVolume } from '../encryption.js';
 
 export const volumeRoutes: ManageRoute[] = [
   route('GET', '/$/volumes', ({ volumes, r, query }) => {
@@ -39,5 +41,8 @@ export const volumeRoutes: ManageRoute[] = [
   }),
   notBuilt('POST', '/$/volumes/:id/identify'),
   notBuilt('DELETE', '/$/volumes/:id/identify'),
-  notBuilt('POST', '/$/volumes/:id/encrypt'),
+  route('POST', '/$/volumes/:id/encrypt', async ({ ctx, volumes, r }, { id }) => {
+    const rec = await encryptVolume(ctx, volumes, volumeIdOf(id));
+    sendJson(r, 200, { volume: volumes.view(rec) });
+  }),
 ];

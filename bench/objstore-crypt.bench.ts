@@ -1,0 +1,134 @@
+/**
+ * Encryption at rest, what it costs: PUT and GET through hostd's object store on plain volumes and
+ * on encrypted ones, in the same run and the same store (in this process, on loop devices: the
+ * maintenance bench's BenchStore). Four plain volumes take the first pass; then they are set
+ * read-only and four encrypted volumes take the second, so each pass writes to and reads from its
+ * own kind only. The scenarios are bench/objstore's (64 MiB and 4 KiB objects, 1 and 4 streams),
+ * with its load generator. Also the bound: AES-256-GCM sealing on one core (node:crypto, 256 KiB
+ * chunks, the volume actor's call). Target: encrypted ≥ 0.9× plain for the 64 MiB PUT and GET.
+ *
+ *   npm run bench:objstore-crypt [-- --rounds N] [--quick]        (as root: loop devices)
+ *
+ * Progress on stderr; stdout gets the table and, last, one JSON line {"bench":"objstore-crypt",...}.
+ * Everything made (loop devices, mounts, state directory) is removed at the end, also on an error.
+ */
+import { randomBytes } from 'node:crypto';
+import { availableParallelism, loadavg } from 'node:os';
+import { parseArgs } from 'node:util';
+import { SliceSealer } from '../protocols/objstore/crypto-format.js';
+import { api } from '../test/objstore/maint.js';
+import { startLock } from '../test/objstore/harness.js';
+import { fmt, renderTable, type Cell } from './lib/table.js';
+import { BenchStore } from './maintenance/store.js';
+import { Cleanup } from './objstore/cleanup.js';
+import { Corpus, type Endpoint } from './objstore/client.js';
+import { ratio, round, summarizeAll, type Summaries } from './objstore/report.js';
+import { runEndpoint, SCENARIOS, type Sizes } from './objstore/scenarios.js';
+
+const MIB = 1024 * 1024;
+const log = (s: string) => process.stderr.write(`${s}\n`);
+const TARGET = 0.9;
+
+/** MiB/s of sealing 64 MiB in 256 KiB chunks on this thread (the median of three). */
+function sealSpeed(): number {
+  const chunk = randomBytes(256 * 1024);
+  const sealer = new SliceSealer(randomBytes(32), { objectId: '$0123456789abcdef01234567', index: 0, k: 4, m: 2, chunkSize: chunk.length, objectSize: 1 << 30, sliceSize: 1 << 28, sealed: { keyGen: 1 } });
+  const runs: number[] = [];
+  for (let r = 0; r < 3; r++) {
+    const t0 = process.hrtime.bigint();
+    for (let c = 0; c < 256; c++) sealer.seal(c, chunk);
+    runs.push(64 / (Number(process.hrtime.bigint() - t0) / 1e9));
+  }
+  return runs.sort((a, b) => a - b)[1]!;
+}
+
+async function provision(store: BenchStore, devices: string[], encrypt: boolean): Promise<number[]> {
+  const ids: number[] = [];
+  const release = await startLock();
+  try {
+    for (const d of devices) {
+      const r = await api<{ volume: { id: number; isEncrypted: boolean } }>(`${store.url}/$/volumes`, 'POST', { blockPath: d, wipe: Date.now(), encrypt });
+      if (r.status !== 201 || r.body.volume.isEncrypted !== encrypt) throw new Error(`provisioning ${d} (encrypt ${encrypt}): HTTP ${r.status} ${JSON.stringify(r.body)}`);
+      ids.push(r.body.volume.id);
+    }
+  } finally {
+    release();
+  }
+  return ids;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { rounds: { type: 'string' }, quick: { type: 'boolean' }, help: { type: 'boolean' } } });
+  if (values.help) {
+    process.stdout.write('Usage: node dist/bench/objstore-crypt.bench.js [--rounds N] [--quick]\n');
+    return;
+  }
+  const quick = values.quick === true;
+  const rounds = values.rounds ? Number(values.rounds) : quick ? 1 : 3;
+  if (!Number.isSafeInteger(rounds) || rounds < 1) throw new Error(`--rounds must be a positive integer, got ${values.rounds}`);
+  const sizes: Sizes = quick ? { bigPerStream1: 2, bigPerStream4: 1, smallSeconds: 1.5, sampleBig: 1, sampleSmall: 8 } : { bigPerStream1: 4, bigPerStream4: 1, smallSeconds: 3, sampleBig: 1, sampleSmall: 16 };
+  const json: Record<string, unknown> = { bench: 'objstore-crypt', quick, rounds, cores: availableParallelism(), loadavg_start: loadavg() };
+  const cleanup = new Cleanup();
+  const onSignal = () => void cleanup.run().finally(() => process.exit(130));
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    log('AES-256-GCM seal speed on one core (256 KiB chunks)');
+    const seal = sealSpeed();
+    json.seal_mib_s = Math.round(seal);
+    log(`  ${seal.toFixed(0)} MiB/s`);
+
+    log(`store: 8 loop devices (4 plain, then 4 encrypted), ${rounds} round(s)${quick ? ', quick' : ''}`);
+    const store = await BenchStore.create(8, quick ? 2048 : 4096, cleanup);
+    await store.start({});
+    const corpus = new Corpus(64 * MIB, 8, 4096, 256);
+    const ep: Endpoint = {
+      key: 'hostd',
+      label: 'hostd',
+      url: new URL(store.url),
+      bucket: 'crypt',
+      createsBucket: false,
+      sendContentMd5: true,
+      md5Of: (h) => (typeof h['content-md5'] === 'string' ? h['content-md5'] : undefined),
+      putOk: [201],
+      verifyContent: true,
+      pids: () => [process.pid],
+    };
+    const plainIds = await provision(store, store.devices.slice(0, 4), false);
+    log('plain volumes: PUT and GET');
+    const plain = summarizeAll(await runEndpoint(ep, corpus, sizes, rounds, `plain${Date.now().toString(36)}`, []));
+    for (const id of plainIds) {
+      const r = await api(`${store.url}/$/volumes/${id}`, 'PUT', { isReadOnly: true });
+      if (r.status !== 200) throw new Error(`volume ${id} read-only: HTTP ${r.status}`);
+    }
+    await provision(store, store.devices.slice(4), true);
+    log('encrypted volumes: PUT and GET');
+    const encrypted = summarizeAll(await runEndpoint(ep, corpus, sizes, rounds, `enc${Date.now().toString(36)}`, []));
+    report(plain, encrypted, seal, json);
+  } finally {
+    await cleanup.run();
+  }
+  json.loadavg_end = loadavg();
+  process.stdout.write(JSON.stringify(json) + '\n');
+}
+
+function report(plain: Summaries, encrypted: Summaries, seal: number, json: Record<string, unknown>): void {
+  const rows: Cell[][] = [];
+  const out: Record<string, unknown> = {};
+  for (const s of SCENARIOS) {
+    const p = plain[s.key];
+    const e = encrypted[s.key];
+    const r = ratio(e, p);
+    const gated = s.kind === 'big';
+    rows.push([s.label, s.unit, p ? fmt(p.value) : '-', e ? fmt(e.value) : '-', r === null ? '-' : `${r.toFixed(2)}×`, gated ? (r !== null && r >= TARGET ? 'met' : 'MISSED') : '(not gated)']);
+    out[s.key] = { plain: round(p), encrypted: round(e), ratio: r === null ? null : Number(r.toFixed(3)) };
+  }
+  process.stdout.write(`\nEncrypted vs plain volumes (medians; AES-256-GCM seal bound on one core: ${seal.toFixed(0)} MiB/s)\n`);
+  process.stdout.write(renderTable(['scenario', 'unit', 'plain', 'encrypted', 'enc/plain', `target ≥ ${TARGET}×`], rows) + '\n');
+  json.scenarios = out;
+}
+
+main().catch((err: unknown) => {
+  log(`objstore-crypt bench failed: ${(err as Error).stack ?? String(err)}`);
+  process.exitCode = 1;
+});
