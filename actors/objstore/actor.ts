@@ -19,6 +19,7 @@ import { BufferPool, coders, Metadata, removeSlices, type StoreContext } from '.
 import { Volumes } from './volumes.js';
 import { reportOn } from './metrics.js';
 import { SCHEDULER_ID, type SchedulerProtocol } from '../scheduler/messages.js';
+import { Notifier, unhealthyNotice } from './notify.js';
 import { attachDemoFiles, createDemoFiles, demoFiles } from './demo.js';
 
 /** What the store holds while it runs. close() stops serving HTTP and stops reporting metrics. */
@@ -29,6 +30,7 @@ class Running {
     readonly volumes: Volumes,
     private readonly server: Server,
     readonly info: ObjstoreInfo,
+    readonly notifier: Notifier,
   ) {}
 
   close(): void {
@@ -42,7 +44,8 @@ class Running {
 /** Open the metadata and the volumes (making demo volumes if asked), clean up after a crash, listen. */
 async function start(ctx: ActorContext<null, ObjstoreArgs>): Promise<Running> {
   const args = ctx.args;
-  const meta = new Metadata(openEnvironment(args.stateDir), { healthFaultThreshold: args.healthFaultThreshold, log: ctx.log });
+  const notifier = new Notifier({ log: ctx.log, webhookUrl: args.chatWebhookUrl });
+  const meta = new Metadata(openEnvironment(args.stateDir), { healthFaultThreshold: args.healthFaultThreshold, log: ctx.log, onUnhealthy: (v) => notifier.notify(unhealthyNotice(v)) });
   const volumes = new Volumes({
     meta,
     log: ctx.log,
@@ -78,7 +81,7 @@ async function start(ctx: ActorContext<null, ObjstoreArgs>): Promise<Running> {
   if (stale) ctx.log.info({ dropped: stale }, 'dropped the faults of objects that no longer exist');
   const scheduler = ctx.ref<SchedulerProtocol>(SCHEDULER_ID);
   const server = createFront(
-    (r, url, query) => (url.startsWith('/$/') ? handleManage(store, volumes, scheduler, r, url, query) : handleObject(store, r, url, query)),
+    (r, url, query) => (url.startsWith('/$/') ? handleManage(store, volumes, scheduler, r, url, query, notifier) : handleObject(store, r, url, query)),
     { maxHeaderBytes: args.maxHeaderBytes, headersTimeoutMs: args.headersTimeoutMs, keepAliveTimeoutMs: args.keepAliveTimeoutMs },
   );
   let port: number;
@@ -90,7 +93,7 @@ async function start(ctx: ActorContext<null, ObjstoreArgs>): Promise<Running> {
   }
   reportOn({ meta, volumes });
   ctx.log.info({ port, present: booted.present, missing: booted.missing }, 'object store listening');
-  return new Running(store, volumes, server, { port, volumes: booted, instanceId: volumes.instanceId });
+  return new Running(store, volumes, server, { port, volumes: booted, instanceId: volumes.instanceId }, notifier);
 }
 
 export default defineActor<ObjstoreProtocol, null, ObjstoreArgs, Running>({
@@ -103,6 +106,7 @@ export default defineActor<ObjstoreProtocol, null, ObjstoreArgs, Running>({
   },
   handlers: {
     info: (_msg, _ctx, running) => running.info,
+    notify: (msg, _ctx, running) => running.notifier.notify(msg.notification),
   },
 });
 

@@ -1,7 +1,11 @@
 import type { Protocol } from '../../runtime/index.js';
+import type { Notification } from '../../protocols/objstore/notify.js';
 
 /** What the object store actor accepts (besides its HTTP and, later, FUSE front ends). */
-export type ObjstoreMsg = { type: 'info' };
+export type ObjstoreMsg =
+  | { type: 'info' }
+  /** a condition found in another thread (the scheduler's): told through the store's notifier */
+  | { type: 'notify'; notification: Notification };
 
 export interface ObjstoreInfo {
   /** the bound HTTP port (80 in the daemon; ephemeral in tests) */
@@ -41,6 +45,8 @@ export interface ObjstoreArgs {
   /** make and provision six loop-device volumes when none is registered */
   demoVolumes: boolean;
   demoVolumeMiB: number;
+  /** OBJSTORE_CHAT_WEBHOOK_URL: where notifications go besides the log ('' = the log only) */
+  chatWebhookUrl: string;
 }
 
 export const OBJSTORE_ID = 'objstore';

@@ -1,5 +1,5 @@
 /** The object store as a service of the daemon: its settings and its supervision tree. */
-import { bool, int, resolve, type Setting, type Values } from '../../runtime/config/settings.js';
+import { bool, int, resolve, str, type Setting, type Values } from '../../runtime/config/settings.js';
 import { parseAllowedOrigins } from '../../protocols/objstore/origin.js';
 import { defineService } from '../../runtime/service.js';
 import type { SupervisorSpec } from '../../runtime/index.js';
@@ -34,6 +34,11 @@ export const objstoreSettings = {
     show: (v: string[]) => v.join(',') || '(none)',
   } satisfies Setting<string[]>,
   demoVolumeMiB: int({ env: 'OBJSTORE_DEMO_VOLUME_MIB', flag: 'demo-volume-mib', description: 'Size of each demo volume file (sparse; XFS needs at least 300 MiB)', min: 320, max: 1024 * 1024, default: 4096 }),
+  chatWebhookUrl: {
+    ...str({ env: 'OBJSTORE_CHAT_WEBHOOK_URL', flag: 'objstore-chat-webhook-url', description: 'Chat webhook (Slack, Mattermost, Google Chat incoming webhook) that notifications are POSTed to as JSON {text}, besides the log; empty: the log only', expect: 'an http(s) URL', default: '', valid: (v) => /^https?:\/\/\S+$/.test(v) }),
+    // The URL holds the webhook's secret: never shown.
+    show: (v: string) => (v ? '(set)' : '(none)'),
+  } satisfies Setting<string>,
 };
 
 /** The object store's settings, resolved (typed by the schema above). */
@@ -86,6 +91,7 @@ export function objstoreArgs(stateDir: string, given: Partial<ObjstoreValues>, p
     stripeCoders: Math.max(1, Math.min(4, availableParallelism())),
     volumeMaxInflight: VOLUME_MAX_INFLIGHT,
     healthFaultThreshold: values.healthFaultThreshold,
+    chatWebhookUrl: values.chatWebhookUrl,
   };
 }
 

@@ -65,7 +65,6 @@ test('the spec endpoints not built yet answer 501, with the path as asked', asyn
     ['DELETE', '/$/volumes/4/identify'],
     ['POST', '/$/volumes/4/encrypt'],
     ['POST', '/$/blockDevices/reload'],
-    ['POST', '/$/notify/test'],
     ['GET', '/$/ui'],
     ['GET', '/$/ui/assets/app.js'],
   ] as const) {

@@ -10,12 +10,15 @@ import type { SchedulerProtocol } from '../../scheduler/messages.js';
 import { StoreError, type StoreContext } from '../store/context.js';
 import type { Volumes } from '../volumes.js';
 import type { Reply } from './respond.js';
+import type { Notifier } from '../notify.js';
 
 /** One management request, as its handler sees it (its headers and body are r.req's). */
 export interface ManageCall {
   ctx: StoreContext;
   volumes: Volumes;
   scheduler: ActorRef<SchedulerProtocol>;
+  /** notifications (actors/objstore/notify.ts); null in the front's store-less tests */
+  notifier: Notifier | null;
   r: Reply;
   method: string;
   /** The path, raw (still percent-encoded), without the query. */
