@@ -20,6 +20,7 @@ import { Volumes } from './volumes.js';
 import { reportOn } from './metrics.js';
 import { SCHEDULER_ID, type SchedulerProtocol } from '../scheduler/messages.js';
 import { Notifier, unhealthyNotice } from './notify.js';
+import { Hotplug } from './devices.js';
 import { attachDemoFiles, createDemoFiles, demoFiles } from './demo.js';
 
 /** What the store holds while it runs. close() stops serving HTTP and stops reporting metrics. */
@@ -31,11 +32,13 @@ class Running {
     private readonly server: Server,
     readonly info: ObjstoreInfo,
     readonly notifier: Notifier,
+    readonly hotplug: Hotplug,
   ) {}
 
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.hotplug.close();
     closeFront(this.server);
     reportOn(null);
   }
@@ -80,8 +83,9 @@ async function start(ctx: ActorContext<null, ObjstoreArgs>): Promise<Running> {
   const stale = await meta.dropStaleFaults();
   if (stale) ctx.log.info({ dropped: stale }, 'dropped the faults of objects that no longer exist');
   const scheduler = ctx.ref<SchedulerProtocol>(SCHEDULER_ID);
+  const hotplug = new Hotplug({ volumes, notifier, log: ctx.log, scanIntervalMs: args.deviceScanIntervalMs, disableUdev: args.disableUdev });
   const server = createFront(
-    (r, url, query) => (url.startsWith('/$/') ? handleManage(store, volumes, scheduler, r, url, query, notifier) : handleObject(store, r, url, query)),
+    (r, url, query) => (url.startsWith('/$/') ? handleManage(store, volumes, scheduler, r, url, query, { notifier, hotplug }) : handleObject(store, r, url, query)),
     { maxHeaderBytes: args.maxHeaderBytes, headersTimeoutMs: args.headersTimeoutMs, keepAliveTimeoutMs: args.keepAliveTimeoutMs },
   );
   let port: number;
@@ -91,9 +95,10 @@ async function start(ctx: ActorContext<null, ObjstoreArgs>): Promise<Running> {
     closeFront(server);
     throw err;
   }
+  await hotplug.start();
   reportOn({ meta, volumes });
   ctx.log.info({ port, present: booted.present, missing: booted.missing }, 'object store listening');
-  return new Running(store, volumes, server, { port, volumes: booted, instanceId: volumes.instanceId }, notifier);
+  return new Running(store, volumes, server, { port, volumes: booted, instanceId: volumes.instanceId }, notifier, hotplug);
 }
 
 export default defineActor<ObjstoreProtocol, null, ObjstoreArgs, Running>({

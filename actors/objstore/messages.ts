@@ -47,6 +47,9 @@ export interface ObjstoreArgs {
   demoVolumeMiB: number;
   /** OBJSTORE_CHAT_WEBHOOK_URL: where notifications go besides the log ('' = the log only) */
   chatWebhookUrl: string;
+  /** hotplug: the periodic rescan of the block devices, and OBJSTORE_DISABLE_UDEV */
+  deviceScanIntervalMs: number;
+  disableUdev: boolean;
 }
 
 export const OBJSTORE_ID = 'objstore';

@@ -39,6 +39,8 @@ export const objstoreSettings = {
     // The URL holds the webhook's secret: never shown.
     show: (v: string) => (v ? '(set)' : '(none)'),
   } satisfies Setting<string>,
+  deviceScanIntervalMs: int({ env: 'OBJSTORE_DEVICE_SCAN_INTERVAL_MS', flag: 'objstore-device-scan-interval-ms', description: 'The block devices are rescanned this often (a disk gone turns its volume missing; a missing one found again is served), besides hotplug events', min: 100, max: 3_600_000, default: 30_000 }),
+  disableUdev: bool({ env: 'OBJSTORE_DISABLE_UDEV', flag: 'objstore-disable-udev', description: 'Ignore hotplug events (udevadm monitor, or /dev); the periodic rescan remains', default: false }),
 };
 
 /** The object store's settings, resolved (typed by the schema above). */
@@ -92,6 +94,8 @@ export function objstoreArgs(stateDir: string, given: Partial<ObjstoreValues>, p
     volumeMaxInflight: VOLUME_MAX_INFLIGHT,
     healthFaultThreshold: values.healthFaultThreshold,
     chatWebhookUrl: values.chatWebhookUrl,
+    deviceScanIntervalMs: values.deviceScanIntervalMs,
+    disableUdev: values.disableUdev,
   };
 }
 

@@ -4,6 +4,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { rmdir } from 'node:fs/promises';
+import { command } from '../volume/command.js';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { ActorRef, ChildSpec } from '../../runtime/index.js';
@@ -215,6 +217,34 @@ export class Volumes {
     await this.start(rec, disk.device, disk.mountPoint);
     this.deps.log.info({ volumeId: id, device: disk.device, mountPoint: disk.mountPoint }, 'volume provisioned');
     return rec;
+  }
+
+  /** The present volumes' disks (for hotplug, actors/objstore/devices.ts). */
+  presentDisks(): Array<{ id: number; device: string; mountPoint: string }> {
+    return [...this.present].map(([id, p]) => ({ id, device: p.device, mountPoint: p.mountPoint }));
+  }
+
+  /**
+   * A present volume's disk is gone (hotplug): its actor stops, it is no longer present (so it is
+   * `isMissing`, takes no writes, and reads rebuild its slices from parity), and what is left of
+   * its mount is taken down lazily (the disk is gone: nothing can be flushed to it).
+   */
+  async markMissing(id: number): Promise<boolean> {
+    const p = this.present.get(id);
+    if (!p) return false;
+    this.present.delete(id);
+    await this.deps.stop(volumeActorId(id)).catch(() => undefined);
+    await unmountVolume(p.mountPoint).catch(() => command('umount', ['-l', p.mountPoint]).catch(() => undefined));
+    await rmdir(p.mountPoint).catch(() => undefined);
+    return true;
+  }
+
+  /** A registered, not deleted, missing volume's disk was found again (hotplug): start serving it. */
+  async reattach(id: number, device: string, mountPoint: string): Promise<boolean> {
+    const rec = this.deps.meta.volumes.get(id);
+    if (!rec || rec.isDeleted || this.present.has(id)) return false;
+    await this.start(rec, device, mountPoint);
+    return true;
   }
 
   private async start(rec: VolumeRecord, device: string, mountPoint: string): Promise<void> {

@@ -64,7 +64,6 @@ test('the spec endpoints not built yet answer 501, with the path as asked', asyn
     ['POST', '/$/volumes/4/identify'],
     ['DELETE', '/$/volumes/4/identify'],
     ['POST', '/$/volumes/4/encrypt'],
-    ['POST', '/$/blockDevices/reload'],
     ['GET', '/$/ui'],
     ['GET', '/$/ui/assets/app.js'],
   ] as const) {

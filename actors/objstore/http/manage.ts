@@ -15,11 +15,10 @@ import { maintenanceRoutes } from './maintenance.js';
 import { objectAdminRoutes } from './objects-admin.js';
 import { managementRefusal } from '../../../protocols/objstore/origin.js';
 import { header, sendError, sendFailure, type Reply } from './respond.js';
-import { notBuilt, type ManageCall } from './route.js';
+import { notBuilt, type ManageCall, type ManageServices } from './route.js';
 import { statusRoutes } from './status.js';
 import { volumeRoutes } from './volumes.js';
 import { notifyRoutes } from './notify.js';
-import type { Notifier } from '../notify.js';
 
 const router = new Router<ManageCall, Promise<void> | void>([
   ...volumeRoutes,
@@ -43,7 +42,7 @@ function methodNotAllowed(m: Extract<Match<ManageCall>, { kind: 'method-not-allo
   return [`${method} is not allowed on ${shown} (${METHOD_NOTES[m.path] ?? allow})`, [['Allow', allow]]];
 }
 
-export function handleManage(ctx: StoreContext, volumes: Volumes, scheduler: ActorRef<SchedulerProtocol>, r: Reply, url: string, query: URLSearchParams, notifier: Notifier | null = null): void {
+export function handleManage(ctx: StoreContext, volumes: Volumes, scheduler: ActorRef<SchedulerProtocol>, r: Reply, url: string, query: URLSearchParams, services: ManageServices = {}): void {
   const method = (r.req.method ?? '').toUpperCase();
   const length = header(r.req, 'content-length');
   const refused = managementRefusal(
@@ -64,7 +63,7 @@ export function handleManage(ctx: StoreContext, volumes: Volumes, scheduler: Act
     const [message, headers] = methodNotAllowed(m, method);
     return sendError(r, 405, 'METHOD_NOT_ALLOWED', message, headers);
   }
-  const call: ManageCall = { ctx, volumes, scheduler, notifier, r, method, url, query };
+  const call: ManageCall = { ctx, volumes, scheduler, services, r, method, url, query };
   void (async () => {
     try {
       await m.route.handle(call, m.params);

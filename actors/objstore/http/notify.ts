@@ -9,7 +9,7 @@ import { readJsonObject, sendJson } from './respond.js';
 import { route, type ManageRoute } from './route.js';
 
 export const notifyRoutes: ManageRoute[] = [
-  route('POST', '/$/notify/test', async ({ notifier, r }) => {
+  route('POST', '/$/notify/test', async ({ services: { notifier }, r }) => {
     const body = await readJsonObject(r);
     if (!body) return;
     let n;

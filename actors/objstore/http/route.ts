@@ -11,14 +11,21 @@ import { StoreError, type StoreContext } from '../store/context.js';
 import type { Volumes } from '../volumes.js';
 import type { Reply } from './respond.js';
 import type { Notifier } from '../notify.js';
+import type { Hotplug } from '../devices.js';
+
+/** What some management routes need beyond the data path: notifications, hotplug. */
+export interface ManageServices {
+  notifier?: Notifier;
+  hotplug?: Hotplug;
+}
 
 /** One management request, as its handler sees it (its headers and body are r.req's). */
 export interface ManageCall {
   ctx: StoreContext;
   volumes: Volumes;
   scheduler: ActorRef<SchedulerProtocol>;
-  /** notifications (actors/objstore/notify.ts); null in the front's store-less tests */
-  notifier: Notifier | null;
+  /** the store's disk and notification services (absent in the front's store-less tests) */
+  services: ManageServices;
   r: Reply;
   method: string;
   /** The path, raw (still percent-encoded), without the query. */
