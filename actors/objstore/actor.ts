@@ -21,6 +21,7 @@ import { reportOn } from './metrics.js';
 import { SCHEDULER_ID, type SchedulerProtocol } from '../scheduler/messages.js';
 import { Notifier, unhealthyNotice } from './notify.js';
 import { Hotplug } from './devices.js';
+import { KmsgWatch } from './kmsg-watch.js';
 import { attachDemoFiles, createDemoFiles, demoFiles } from './demo.js';
 
 /** What the store holds while it runs. close() stops serving HTTP and stops reporting metrics. */
@@ -33,12 +34,14 @@ class Running {
     readonly info: ObjstoreInfo,
     readonly notifier: Notifier,
     readonly hotplug: Hotplug,
+    readonly kmsg: KmsgWatch,
   ) {}
 
   close(): void {
     if (this.closed) return;
     this.closed = true;
     this.hotplug.close();
+    this.kmsg.close();
     closeFront(this.server);
     reportOn(null);
   }
@@ -96,9 +99,11 @@ async function start(ctx: ActorContext<null, ObjstoreArgs>): Promise<Running> {
     throw err;
   }
   await hotplug.start();
+  const kmsg = new KmsgWatch({ volumes, scheduler, notifier, log: ctx.log, intervalMs: args.syslogWatchIntervalMs, cooldownMs: args.syslogVerifyCooldownMs });
+  kmsg.start();
   reportOn({ meta, volumes });
   ctx.log.info({ port, present: booted.present, missing: booted.missing }, 'object store listening');
-  return new Running(store, volumes, server, { port, volumes: booted, instanceId: volumes.instanceId }, notifier, hotplug);
+  return new Running(store, volumes, server, { port, volumes: booted, instanceId: volumes.instanceId }, notifier, hotplug, kmsg);
 }
 
 export default defineActor<ObjstoreProtocol, null, ObjstoreArgs, Running>({

@@ -50,6 +50,9 @@ export interface ObjstoreArgs {
   /** hotplug: the periodic rescan of the block devices, and OBJSTORE_DISABLE_UDEV */
   deviceScanIntervalMs: number;
   disableUdev: boolean;
+  /** the kernel-log watcher: how often it reads /dev/kmsg (0: off), and its cooldown per volume */
+  syslogWatchIntervalMs: number;
+  syslogVerifyCooldownMs: number;
 }
 
 export const OBJSTORE_ID = 'objstore';

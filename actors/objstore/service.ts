@@ -41,6 +41,8 @@ export const objstoreSettings = {
   } satisfies Setting<string>,
   deviceScanIntervalMs: int({ env: 'OBJSTORE_DEVICE_SCAN_INTERVAL_MS', flag: 'objstore-device-scan-interval-ms', description: 'The block devices are rescanned this often (a disk gone turns its volume missing; a missing one found again is served), besides hotplug events', min: 100, max: 3_600_000, default: 30_000 }),
   disableUdev: bool({ env: 'OBJSTORE_DISABLE_UDEV', flag: 'objstore-disable-udev', description: 'Ignore hotplug events (udevadm monitor, or /dev); the periodic rescan remains', default: false }),
+  syslogWatchIntervalMs: int({ env: 'OBJSTORE_SYSLOG_WATCH_INTERVAL_MS', flag: 'objstore-syslog-watch-interval-ms', description: "The kernel log (/dev/kmsg) is read this often; an I/O error of a volume's disk arms a verify run of it (0: off)", min: 0, max: 3_600_000, default: 10_000 }),
+  syslogVerifyCooldownMs: int({ env: 'OBJSTORE_SYSLOG_VERIFY_COOLDOWN_MS', flag: 'objstore-syslog-verify-cooldown-ms', description: 'After the kernel-log watcher armed a verify run of a volume, more I/O errors of it arm none for this long', min: 0, max: 7 * 86_400_000, default: 3_600_000 }),
 };
 
 /** The object store's settings, resolved (typed by the schema above). */
@@ -96,6 +98,8 @@ export function objstoreArgs(stateDir: string, given: Partial<ObjstoreValues>, p
     chatWebhookUrl: values.chatWebhookUrl,
     deviceScanIntervalMs: values.deviceScanIntervalMs,
     disableUdev: values.disableUdev,
+    syslogWatchIntervalMs: values.syslogWatchIntervalMs,
+    syslogVerifyCooldownMs: values.syslogVerifyCooldownMs,
   };
 }
 
