@@ -22,6 +22,7 @@ import { SCHEDULER_ID, type SchedulerProtocol } from '../scheduler/messages.js';
 import { Notifier, unhealthyNotice } from './notify.js';
 import { Hotplug } from './devices.js';
 import { KmsgWatch } from './kmsg-watch.js';
+import { Identify } from '../volume/identify.js';
 import { attachDemoFiles, createDemoFiles, demoFiles } from './demo.js';
 
 /** What the store holds while it runs. close() stops serving HTTP and stops reporting metrics. */
@@ -35,6 +36,7 @@ class Running {
     readonly notifier: Notifier,
     readonly hotplug: Hotplug,
     readonly kmsg: KmsgWatch,
+    readonly identify: Identify,
   ) {}
 
   close(): void {
@@ -42,6 +44,7 @@ class Running {
     this.closed = true;
     this.hotplug.close();
     this.kmsg.close();
+    this.identify.close();
     closeFront(this.server);
     reportOn(null);
   }
@@ -86,9 +89,10 @@ async function start(ctx: ActorContext<null, ObjstoreArgs>): Promise<Running> {
   const stale = await meta.dropStaleFaults();
   if (stale) ctx.log.info({ dropped: stale }, 'dropped the faults of objects that no longer exist');
   const scheduler = ctx.ref<SchedulerProtocol>(SCHEDULER_ID);
+  const identify = new Identify(ctx.log);
   const hotplug = new Hotplug({ volumes, notifier, log: ctx.log, scanIntervalMs: args.deviceScanIntervalMs, disableUdev: args.disableUdev });
   const server = createFront(
-    (r, url, query) => (url.startsWith('/$/') ? handleManage(store, volumes, scheduler, r, url, query, { notifier, hotplug }) : handleObject(store, r, url, query)),
+    (r, url, query) => (url.startsWith('/$/') ? handleManage(store, volumes, scheduler, r, url, query, { notifier, hotplug, identify }) : handleObject(store, r, url, query)),
     { maxHeaderBytes: args.maxHeaderBytes, headersTimeoutMs: args.headersTimeoutMs, keepAliveTimeoutMs: args.keepAliveTimeoutMs },
   );
   let port: number;
@@ -103,7 +107,7 @@ async function start(ctx: ActorContext<null, ObjstoreArgs>): Promise<Running> {
   kmsg.start();
   reportOn({ meta, volumes });
   ctx.log.info({ port, present: booted.present, missing: booted.missing }, 'object store listening');
-  return new Running(store, volumes, server, { port, volumes: booted, instanceId: volumes.instanceId }, notifier, hotplug, kmsg);
+  return new Running(store, volumes, server, { port, volumes: booted, instanceId: volumes.instanceId }, notifier, hotplug, kmsg, identify);
 }
 
 export default defineActor<ObjstoreProtocol, null, ObjstoreArgs, Running>({

@@ -61,8 +61,6 @@ test('a known management path with another method is 405 with Allow', async (t) 
 
 test('the spec endpoints not built yet answer 501, with the path as asked', async (t) => {
   for (const [method, path] of [
-    ['POST', '/$/volumes/4/identify'],
-    ['DELETE', '/$/volumes/4/identify'],
     ['POST', '/$/volumes/4/encrypt'],
     ['GET', '/$/ui'],
     ['GET', '/$/ui/assets/app.js'],

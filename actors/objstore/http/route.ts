@@ -12,11 +12,13 @@ import type { Volumes } from '../volumes.js';
 import type { Reply } from './respond.js';
 import type { Notifier } from '../notify.js';
 import type { Hotplug } from '../devices.js';
+import type { Identify } from '../../volume/identify.js';
 
-/** What some management routes need beyond the data path: notifications, hotplug. */
+/** What some management routes need beyond the data path: notifications, hotplug, identify. */
 export interface ManageServices {
   notifier?: Notifier;
   hotplug?: Hotplug;
+  identify?: Identify;
 }
 
 /** One management request, as its handler sees it (its headers and body are r.req's). */
