@@ -23,6 +23,7 @@ import { Notifier, unhealthyNotice } from './notify.js';
 import { Hotplug } from './devices.js';
 import { KmsgWatch } from './kmsg-watch.js';
 import { Identify } from '../volume/identify.js';
+import { SMART_REFRESH_MS } from './smart-cache.js';
 import { attachDemoFiles, createDemoFiles, demoFiles } from './demo.js';
 
 /** What the store holds while it runs. close() stops serving HTTP and stops reporting metrics. */
@@ -116,6 +117,9 @@ export default defineActor<ObjstoreProtocol, null, ObjstoreArgs, Running>({
   async open(ctx) {
     const running = await start(ctx);
     ctx.setInterval(() => void running.volumes.refreshCapacity(), 5000);
+    const readSmart = () => void running.volumes.smart.refresh(running.volumes.presentDisks().map((d) => d.device)).catch((err: Error) => ctx.log.warn({ err: err.message }, 'reading SMART data failed'));
+    readSmart();
+    ctx.setInterval(readSmart, SMART_REFRESH_MS);
     return running;
   },
   handlers: {

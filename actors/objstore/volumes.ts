@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { rmdir } from 'node:fs/promises';
 import { command } from '../volume/command.js';
+import { SmartCache } from './smart-cache.js';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { ActorRef, ChildSpec } from '../../runtime/index.js';
@@ -43,6 +44,8 @@ export class Volumes {
   readonly instanceId: string;
   private readonly deps: VolumeDeps;
   private readonly present = new Map<number, Present>();
+  /** SMART summaries for the list, read in the background (smart-cache.ts) */
+  readonly smart = new SmartCache();
 
   constructor(deps: VolumeDeps) {
     this.deps = deps;
@@ -153,7 +156,7 @@ export class Volumes {
       busGroup: busGroup(p?.device ?? rec.lastDevice),
       faults: rec.faults,
       createdAt: new Date(rec.createdAt).toISOString(),
-      smartInfo: detail ? null : { available: false, reason: 'see GET /$/volumes/{id}' },
+      smartInfo: detail ? null : this.smart.summary(p?.device ?? null),
     };
   }
 

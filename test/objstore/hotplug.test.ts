@@ -70,6 +70,7 @@ test.serial('GET /$/blockDevices: each volume maps to its device; every sort ord
     t.is(e!.volumeId, v.id);
     t.is(e!.volumeLabel, v.label);
     for (const k of ['name', 'size', 'model', 'serial', 'volumeId'] as const) t.true(k in e!, k);
+    t.deepEqual((v as unknown as { smartInfo: unknown }).smartInfo, { available: false, reason: `${v.device} is a loop device (a file-backed virtual disk): it has no SMART data`, updatedAt: null });
   }
   t.true(list.filter((d) => d.volumeId !== null).length === vols.length);
   const norm = (v: unknown) => (v === '' ? null : v);
