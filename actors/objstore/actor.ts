@@ -24,6 +24,7 @@ import { Hotplug } from './devices.js';
 import { KmsgWatch } from './kmsg-watch.js';
 import { Identify } from '../volume/identify.js';
 import { SMART_REFRESH_MS } from './smart-cache.js';
+import { basename } from 'node:path';
 import { attachDemoFiles, createDemoFiles, demoFiles } from './demo.js';
 
 /** What the store holds while it runs. close() stops serving HTTP and stops reporting metrics. */
@@ -117,9 +118,16 @@ export default defineActor<ObjstoreProtocol, null, ObjstoreArgs, Running>({
   async open(ctx) {
     const running = await start(ctx);
     ctx.setInterval(() => void running.volumes.refreshCapacity(), 5000);
-    const readSmart = () => void running.volumes.smart.refresh(running.volumes.presentDisks().map((d) => d.device)).catch((err: Error) => ctx.log.warn({ err: err.message }, 'reading SMART data failed'));
-    readSmart();
-    ctx.setInterval(readSmart, SMART_REFRESH_MS);
+    const readSmart = async () => {
+      const disks = running.volumes.presentDisks();
+      for (const rise of await running.volumes.smart.refresh(disks.map((d) => d.device))) {
+        const vol = disks.find((d) => d.device === rise.device);
+        if (vol) await running.kmsg.offer(vol.id, { kind: 'fault', device: basename(rise.device), signal: 'pending', detail: `SMART Current_Pending_Sector rose from ${rise.from} to ${rise.to}` });
+      }
+    };
+    const readSmartLogged = () => void readSmart().catch((err: Error) => ctx.log.warn({ err: err.message }, 'reading SMART data failed'));
+    readSmartLogged();
+    ctx.setInterval(readSmartLogged, SMART_REFRESH_MS);
     return running;
   },
   handlers: {

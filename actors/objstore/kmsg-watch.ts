@@ -9,7 +9,8 @@
  * a storm of runs; it starts only when the scheduler accepted the run: refused (a freeze, another
  * run going) the trigger is kept and offered again at the next poll. Each armed run is told as a
  * warning notification. The block layer rate-limits its error lines: this is a hint that makes
- * the store look, not a counter.
+ * the store look, not a counter. The `pending` signal (SMART's pending-sector count rising,
+ * smart-cache.ts) comes in through offer() and is armed the same way.
  */
 import { closeSync, constants as fsc, openSync, readSync } from 'node:fs';
 import { basename } from 'node:path';
@@ -109,14 +110,29 @@ export class KmsgWatch {
           continue;
         }
         this.o.log.warn({ volumeId: vol.id, device: hit.device, form: hit.form, line: rec.message }, 'kernel log: I/O error on a volume\'s disk');
-        const last = this.armedAt.get(vol.id);
-        if (last !== undefined && now - last < this.o.cooldownMs) continue;
-        if (!this.waiting.has(vol.id)) this.waiting.set(vol.id, { kind: 'fault', device: hit.device, signal: 'ioerror', detail: rec.message });
+        this.queue(vol.id, { kind: 'fault', device: hit.device, signal: 'ioerror', detail: rec.message }, now);
       }
       for (const [id, trigger] of [...this.waiting]) await this.arm(id, trigger, now);
     } finally {
       this.polling = false;
     }
+  }
+
+  /**
+   * A signal from elsewhere: SMART's pending-sector count of a volume's disk rose (smart-cache.ts).
+   * Armed now, under the same cooldown as the kernel's lines.
+   */
+  async offer(volumeId: number, trigger: FaultTrigger, now = Date.now()): Promise<void> {
+    if (this.o.intervalMs <= 0) return; // the watcher is off: its signals arm nothing
+    this.queue(volumeId, trigger, now);
+    const t = this.waiting.get(volumeId);
+    if (t) await this.arm(volumeId, t, now);
+  }
+
+  private queue(volumeId: number, trigger: FaultTrigger, now: number): void {
+    const last = this.armedAt.get(volumeId);
+    if (last !== undefined && now - last < this.o.cooldownMs) return;
+    if (!this.waiting.has(volumeId)) this.waiting.set(volumeId, trigger);
   }
 
   private async arm(volumeId: number, trigger: FaultTrigger, now: number): Promise<void> {
@@ -136,11 +152,12 @@ export class KmsgWatch {
     this.armedAt.set(volumeId, now);
     this.armed++;
     this.o.log.warn({ volumeId, trigger, deferred: reply.deferred ?? false }, 'kernel-log watcher: targeted verify run armed');
+    const what = trigger.signal === 'ioerror' ? `The kernel logged an I/O error of ${trigger.device}` : `SMART of ${trigger.device} reports more pending sectors`;
     this.o.notifier.notify({
       severity: 'warning',
       key: `kernlog:${volumeId}:${trigger.signal}`,
-      title: `Kernel I/O error on volume ${volumeId}: verify run started`,
-      body: `The kernel logged an I/O error of ${trigger.device} (volume ${volumeId}): "${trigger.detail}". A full verify run of the volume ${reply.deferred ? 'is queued behind the running rebalance' : 'started'} (GET /$/verify-runs shows it with this trigger); repair rebuilds what it finds. Check the disk (GET /$/volumes/${volumeId}: smartInfo).`,
+      title: trigger.signal === 'ioerror' ? `Kernel I/O error on volume ${volumeId}: verify run started` : `Pending sectors rising on volume ${volumeId}: verify run started`,
+      body: `${what} (volume ${volumeId}): "${trigger.detail}". A full verify run of the volume ${reply.deferred ? 'is queued behind the running rebalance' : 'started'} (GET /$/verify-runs shows it with this trigger); repair rebuilds what it finds. Check the disk (GET /$/volumes/${volumeId}: smartInfo).`,
     });
   }
 }

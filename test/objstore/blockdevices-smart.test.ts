@@ -3,11 +3,11 @@
  * plainly without running smartctl; a real disk of this machine (virtio: smartctl cannot read it)
  * is read in the background and its reason kept with the time it was read; the summary of a
  * drive's data keeps the figures that tell a failing disk (reallocated and pending sectors, media
- * errors). The volume list itself answers it for loop volumes (test/objstore/hotplug.test.ts).
+ * errors), and a pending-sector count that rises (the `pending` signal). The volume list itself answers it for loop volumes (test/objstore/hotplug.test.ts).
  */
 import test from 'ava';
 import { existsSync } from 'node:fs';
-import { SmartCache, summarize } from '../../actors/objstore/smart-cache.js';
+import { pendingRise, SmartCache, summarize, type SmartSummary } from '../../actors/objstore/smart-cache.js';
 
 test('a loop device: no SMART data, said plainly; an absent disk too', (t) => {
   const c = new SmartCache();
@@ -53,4 +53,15 @@ test('summarize: the figures of a failing drive, and an NVMe drive', (t) => {
   const nvme = summarize({ available: true, passed: true, model: 'x', serial: 'y', temperatureC: 35, powerOnHours: 10, attributes: [], nvmeHealth: { media_errors: 3 }, messages: [] }, at);
   t.like(nvme, { reallocatedSectors: null, pendingSectors: null, mediaErrors: 3 });
   t.deepEqual(summarize({ available: false, reason: 'no' }, at), { available: false, reason: 'no', updatedAt: '2026-11-26T00:00:00.000Z' });
+});
+
+test('pendingRise: only a count above the highest seen before; the first reading sets the mark', (t) => {
+  const at = (n: number | null): SmartSummary => ({ available: true, passed: true, temperatureC: null, powerOnHours: null, reallocatedSectors: 0, pendingSectors: n, mediaErrors: null, updatedAt: '' });
+  t.is(pendingRise(undefined, at(8)), null, 'first reading');
+  t.is(pendingRise(8, at(8)), null, 'the same count again');
+  t.is(pendingRise(8, at(3)), null, 'fewer (reallocated)');
+  t.deepEqual(pendingRise(8, at(9)), { from: 8, to: 9 });
+  t.deepEqual(pendingRise(0, at(1)), { from: 0, to: 1 });
+  t.is(pendingRise(0, at(null)), null, 'a drive without the attribute');
+  t.is(pendingRise(0, { available: false, reason: 'x', updatedAt: null }), null);
 });
