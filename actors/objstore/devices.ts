@@ -16,7 +16,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { watch, type FSWatcher } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, realpath } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Logger } from 'pino';
@@ -151,7 +151,9 @@ export class Hotplug {
     let lost = false;
     for (const d of volumes.presentDisks()) {
       const there = await diskThere(d.device);
-      if (there && mounted.has(d.mountPoint)) continue;
+      // mountinfo shows resolved paths (the state directory may be under a symlink)
+      const real = await realpath(d.mountPoint).catch(() => null);
+      if (there && real !== null && mounted.has(real)) continue;
       if (!(await volumes.markMissing(d.id))) continue;
       lost = true;
       const rec = volumes.records(true).find((r) => r.id === d.id);

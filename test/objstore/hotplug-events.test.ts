@@ -20,7 +20,7 @@ async function device(url: string, id: number): Promise<string> {
 }
 
 test('events on: a detached disk is seen through udevadm monitor, long before a scan', async (t) => {
-  const store = await startStore(t, { volumes: 2, sizeMiB: 400, values: { deviceScanIntervalMs: 600_000 } });
+  const store = await startStore(t, { volumes: 2, sizeMiB: 400, values: { disableUdev: false, deviceScanIntervalMs: 600_000 } });
   t.false(await missing(store.url, 1));
   await detachLoop(await device(store.url, 1));
   const started = Date.now();
