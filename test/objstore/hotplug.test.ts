@@ -50,6 +50,25 @@ async function json<T>(res: Response | Promise<Response>): Promise<T> {
   return (await (await res).json()) as T;
 }
 
+/**
+ * Attach `file` to a free loop device other than `old` (other test processes take free devices
+ * too: if the first free one is `old`, a placeholder holds it while the file is attached).
+ */
+async function attachElsewhere(file: string, old: string): Promise<string> {
+  const dev = await attachLoop(file);
+  if (dev !== old) return dev;
+  const placeholder = `${file}.hold`;
+  await sh('truncate', ['-s', '1M', placeholder]);
+  await sh('losetup', ['-d', dev]);
+  const held = await attachLoop(placeholder);
+  try {
+    return await attachLoop(file);
+  } finally {
+    await sh('losetup', ['-d', held]).catch(() => undefined);
+    await sh('rm', ['-f', placeholder]);
+  }
+}
+
 async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, ms = 15_000): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
@@ -119,8 +138,6 @@ test.serial('a volume whose loop device is detached turns isMissing at once; bac
   const vol = (await json<{ volume: Vol }>(fetch(`${store.url}/$/volumes/1`))).volume;
   const old = vol.device!;
   const file = backingFileOf(old);
-  const other = (await sh('losetup', ['-f'])).trim();
-  t.not(other, old);
   // pulled: the file system goes, then the device
   await detachLoop(old);
   const seen = Date.now();
@@ -151,7 +168,7 @@ test.serial('a volume whose loop device is detached turns isMissing at once; bac
   let now: string;
   let list: Dev[];
   try {
-    now = await attachLoop(file, { device: other });
+    now = await attachElsewhere(file, old);
     list = (await json<{ blockDevices: Dev[] }>(fetch(`${store.url}/$/blockDevices/reload`, { method: 'POST' }))).blockDevices;
   } finally {
     release();
