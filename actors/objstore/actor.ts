@@ -19,6 +19,12 @@ import { BufferPool, coders, Metadata, removeSlices, type StoreContext } from '.
 import { Volumes } from './volumes.js';
 import { reportOn } from './metrics.js';
 import { SCHEDULER_ID, type SchedulerProtocol } from '../scheduler/messages.js';
+import { Notifier, unhealthyNotice } from './notify.js';
+import { Hotplug } from './devices.js';
+import { KmsgWatch } from './kmsg-watch.js';
+import { Identify } from '../volume/identify.js';
+import { SMART_REFRESH_MS } from './smart-cache.js';
+import { basename } from 'node:path';
 import { attachDemoFiles, createDemoFiles, demoFiles } from './demo.js';
 
 /** What the store holds while it runs. close() stops serving HTTP and stops reporting metrics. */
@@ -29,11 +35,18 @@ class Running {
     readonly volumes: Volumes,
     private readonly server: Server,
     readonly info: ObjstoreInfo,
+    readonly notifier: Notifier,
+    readonly hotplug: Hotplug,
+    readonly kmsg: KmsgWatch,
+    readonly identify: Identify,
   ) {}
 
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.hotplug.close();
+    this.kmsg.close();
+    this.identify.close();
     closeFront(this.server);
     reportOn(null);
   }
@@ -42,7 +55,8 @@ class Running {
 /** Open the metadata and the volumes (making demo volumes if asked), clean up after a crash, listen. */
 async function start(ctx: ActorContext<null, ObjstoreArgs>): Promise<Running> {
   const args = ctx.args;
-  const meta = new Metadata(openEnvironment(args.stateDir), { healthFaultThreshold: args.healthFaultThreshold, log: ctx.log });
+  const notifier = new Notifier({ log: ctx.log, webhookUrl: args.chatWebhookUrl });
+  const meta = new Metadata(openEnvironment(args.stateDir), { healthFaultThreshold: args.healthFaultThreshold, log: ctx.log, onUnhealthy: (v) => notifier.notify(unhealthyNotice(v)) });
   const volumes = new Volumes({
     meta,
     log: ctx.log,
@@ -78,8 +92,10 @@ async function start(ctx: ActorContext<null, ObjstoreArgs>): Promise<Running> {
   const stale = await meta.dropStaleFaults();
   if (stale) ctx.log.info({ dropped: stale }, 'dropped the faults of objects that no longer exist');
   const scheduler = ctx.ref<SchedulerProtocol>(SCHEDULER_ID);
+  const identify = new Identify(ctx.log);
+  const hotplug = new Hotplug({ volumes, notifier, log: ctx.log, scanIntervalMs: args.deviceScanIntervalMs, disableUdev: args.disableUdev });
   const server = createFront(
-    (r, url, query) => (url.startsWith('/$/') ? handleManage(store, volumes, scheduler, r, url, query) : handleObject(store, r, url, query)),
+    (r, url, query) => (url.startsWith('/$/') ? handleManage(store, volumes, scheduler, r, url, query, { notifier, hotplug, identify }) : handleObject(store, r, url, query)),
     { maxHeaderBytes: args.maxHeaderBytes, headersTimeoutMs: args.headersTimeoutMs, keepAliveTimeoutMs: args.keepAliveTimeoutMs },
   );
   let port: number;
@@ -89,9 +105,12 @@ async function start(ctx: ActorContext<null, ObjstoreArgs>): Promise<Running> {
     closeFront(server);
     throw err;
   }
+  await hotplug.start();
+  const kmsg = new KmsgWatch({ volumes, scheduler, notifier, log: ctx.log, intervalMs: args.syslogWatchIntervalMs, cooldownMs: args.syslogVerifyCooldownMs });
+  kmsg.start();
   reportOn({ meta, volumes });
   ctx.log.info({ port, present: booted.present, missing: booted.missing }, 'object store listening');
-  return new Running(store, volumes, server, { port, volumes: booted, instanceId: volumes.instanceId });
+  return new Running(store, volumes, server, { port, volumes: booted, instanceId: volumes.instanceId }, notifier, hotplug, kmsg, identify);
 }
 
 export default defineActor<ObjstoreProtocol, null, ObjstoreArgs, Running>({
@@ -100,10 +119,21 @@ export default defineActor<ObjstoreProtocol, null, ObjstoreArgs, Running>({
   async open(ctx) {
     const running = await start(ctx);
     ctx.setInterval(() => void running.volumes.refreshCapacity(), 5000);
+    const readSmart = async () => {
+      const disks = running.volumes.presentDisks();
+      for (const rise of await running.volumes.smart.refresh(disks.map((d) => d.device))) {
+        const vol = disks.find((d) => d.device === rise.device);
+        if (vol) await running.kmsg.offer(vol.id, { kind: 'fault', device: basename(rise.device), signal: 'pending', detail: `SMART Current_Pending_Sector rose from ${rise.from} to ${rise.to}` });
+      }
+    };
+    const readSmartLogged = () => void readSmart().catch((err: Error) => ctx.log.warn({ err: err.message }, 'reading SMART data failed'));
+    readSmartLogged();
+    ctx.setInterval(readSmartLogged, SMART_REFRESH_MS);
     return running;
   },
   handlers: {
     info: (_msg, _ctx, running) => running.info,
+    notify: (msg, _ctx, running) => running.notifier.notify(msg.notification),
   },
 });
 

@@ -1,7 +1,11 @@
 import type { Protocol } from '../../runtime/index.js';
+import type { Notification } from '../../protocols/objstore/notify.js';
 
 /** What the object store actor accepts (besides its HTTP and, later, FUSE front ends). */
-export type ObjstoreMsg = { type: 'info' };
+export type ObjstoreMsg =
+  | { type: 'info' }
+  /** a condition found in another thread (the scheduler's): told through the store's notifier */
+  | { type: 'notify'; notification: Notification };
 
 export interface ObjstoreInfo {
   /** the bound HTTP port (80 in the daemon; ephemeral in tests) */
@@ -43,6 +47,14 @@ export interface ObjstoreArgs {
   demoVolumeMiB: number;
   /** the fleet setting's default: POST /$/volumes without `encrypt` encrypts (until PUT /$/encryption sets it) */
   encryptNewVolumes: boolean;
+  /** OBJSTORE_CHAT_WEBHOOK_URL: where notifications go besides the log ('' = the log only) */
+  chatWebhookUrl: string;
+  /** hotplug: the periodic rescan of the block devices, and OBJSTORE_DISABLE_UDEV */
+  deviceScanIntervalMs: number;
+  disableUdev: boolean;
+  /** the kernel-log watcher: how often it reads /dev/kmsg (0: off), and its cooldown per volume */
+  syslogWatchIntervalMs: number;
+  syslogVerifyCooldownMs: number;
 }
 
 export const OBJSTORE_ID = 'objstore';

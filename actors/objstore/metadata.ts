@@ -136,10 +136,13 @@ export class Metadata {
   readonly healthFaultThreshold: number;
   /** where a volume turning unhealthy is told (warn) */
   private readonly log: FaultLog | undefined;
+  /** told when a volume turns unhealthy (the notifier) */
+  private readonly onUnhealthy: ((v: VolumeRecord) => void) | undefined;
 
-  constructor(root: RootDatabase, opts: { healthFaultThreshold?: number; log?: FaultLog } = {}) {
+  constructor(root: RootDatabase, opts: { healthFaultThreshold?: number; log?: FaultLog; onUnhealthy?: (v: VolumeRecord) => void } = {}) {
     this.healthFaultThreshold = opts.healthFaultThreshold ?? DEFAULT_HEALTH_FAULT_THRESHOLD;
     this.log = opts.log;
+    this.onUnhealthy = opts.onUnhealthy;
     this.root = root;
     this.objects = root.openDB({ name: 'objstore.objects' });
     this.paths = root.openDB({ name: 'objstore.paths' });
@@ -275,6 +278,7 @@ export class Metadata {
         { volumeId: sickened.id, label: sickened.label, faults: sickened.faults, threshold: this.healthFaultThreshold, lastFault: { objectId: f.objectId, sliceIndex: f.sliceIndex, code: f.code, message: f.message } },
         `volume ${sickened.id} is now unhealthy and read-only: ${sickened.faults} distinct faulty slices of live objects reached the health threshold (${this.healthFaultThreshold}); it takes no new objects until an operator declares it healthy (PUT /$/volumes/${sickened.id})`,
       );
+      this.onUnhealthy?.(sickened);
     }
     return key;
   }

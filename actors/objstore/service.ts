@@ -1,5 +1,5 @@
 /** The object store as a service of the daemon: its settings and its supervision tree. */
-import { bool, int, resolve, type Setting, type Values } from '../../runtime/config/settings.js';
+import { bool, int, resolve, str, type Setting, type Values } from '../../runtime/config/settings.js';
 import { parseAllowedOrigins } from '../../protocols/objstore/origin.js';
 import { defineService } from '../../runtime/service.js';
 import type { SupervisorSpec } from '../../runtime/index.js';
@@ -35,6 +35,15 @@ export const objstoreSettings = {
   } satisfies Setting<string[]>,
   encryptNewVolumes: bool({ env: 'OBJSTORE_ENCRYPT_NEW_VOLUMES', flag: 'objstore-encrypt-new-volumes', description: 'POST /$/volumes without `encrypt` encrypts the new volume (the fleet setting encryptNewVolumes; PUT /$/encryption changes it for the fleet, and that value, kept in the records, then wins)', default: false }),
   demoVolumeMiB: int({ env: 'OBJSTORE_DEMO_VOLUME_MIB', flag: 'demo-volume-mib', description: 'Size of each demo volume file (sparse; XFS needs at least 300 MiB)', min: 320, max: 1024 * 1024, default: 4096 }),
+  chatWebhookUrl: {
+    ...str({ env: 'OBJSTORE_CHAT_WEBHOOK_URL', flag: 'objstore-chat-webhook-url', description: 'Chat webhook (Slack, Mattermost, Google Chat incoming webhook) that notifications are POSTed to as JSON {text}, besides the log; empty: the log only', expect: 'an http(s) URL', default: '', valid: (v) => /^https?:\/\/\S+$/.test(v) }),
+    // The URL holds the webhook's secret: never shown.
+    show: (v: string) => (v ? '(set)' : '(none)'),
+  } satisfies Setting<string>,
+  deviceScanIntervalMs: int({ env: 'OBJSTORE_DEVICE_SCAN_INTERVAL_MS', flag: 'objstore-device-scan-interval-ms', description: 'The block devices are rescanned this often (a disk gone turns its volume missing; a missing one found again is served), besides hotplug events', min: 100, max: 3_600_000, default: 30_000 }),
+  disableUdev: bool({ env: 'OBJSTORE_DISABLE_UDEV', flag: 'objstore-disable-udev', description: 'Ignore hotplug events (udevadm monitor, or /dev); the periodic rescan remains', default: false }),
+  syslogWatchIntervalMs: int({ env: 'OBJSTORE_SYSLOG_WATCH_INTERVAL_MS', flag: 'objstore-syslog-watch-interval-ms', description: "The kernel log (/dev/kmsg) is read this often; an I/O error of a volume's disk arms a verify run of it (0: off)", min: 0, max: 3_600_000, default: 10_000 }),
+  syslogVerifyCooldownMs: int({ env: 'OBJSTORE_SYSLOG_VERIFY_COOLDOWN_MS', flag: 'objstore-syslog-verify-cooldown-ms', description: 'After the kernel-log watcher armed a verify run of a volume, more I/O errors of it arm none for this long', min: 0, max: 7 * 86_400_000, default: 3_600_000 }),
 };
 
 /** The object store's settings, resolved (typed by the schema above). */
@@ -88,6 +97,11 @@ export function objstoreArgs(stateDir: string, given: Partial<ObjstoreValues>, p
     stripeCoders: Math.max(1, Math.min(4, availableParallelism())),
     volumeMaxInflight: VOLUME_MAX_INFLIGHT,
     healthFaultThreshold: values.healthFaultThreshold,
+    chatWebhookUrl: values.chatWebhookUrl,
+    deviceScanIntervalMs: values.deviceScanIntervalMs,
+    disableUdev: values.disableUdev,
+    syslogWatchIntervalMs: values.syslogWatchIntervalMs,
+    syslogVerifyCooldownMs: values.syslogVerifyCooldownMs,
   };
 }
 

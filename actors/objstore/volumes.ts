@@ -5,6 +5,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { rmdir } from 'node:fs/promises';
+import { command } from '../volume/command.js';
+import { SmartCache } from './smart-cache.js';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { ActorRef, ChildSpec } from '../../runtime/index.js';
@@ -50,6 +53,8 @@ export class Volumes {
   readonly keys: Keys;
   /** Encrypted disks found whose key slots do not open with the key file: not served, and why. */
   readonly locked = new Map<number, { device: string; mountPoint: string; reason: string }>();
+  /** SMART summaries for the list, read in the background (smart-cache.ts) */
+  readonly smart = new SmartCache();
 
   constructor(deps: VolumeDeps) {
     this.deps = deps;
@@ -192,7 +197,7 @@ export class Volumes {
       busGroup: busGroup(p?.device ?? rec.lastDevice),
       faults: rec.faults,
       createdAt: new Date(rec.createdAt).toISOString(),
-      smartInfo: detail ? null : { available: false, reason: 'see GET /$/volumes/{id}' },
+      smartInfo: detail ? null : this.smart.summary(p?.device ?? null),
     };
   }
 
@@ -276,6 +281,35 @@ export class Volumes {
   async stopActor(id: number): Promise<void> {
     this.present.delete(id);
     await this.deps.stop(volumeActorId(id)).catch(() => undefined);
+  }
+
+
+  /** The present volumes' disks (for hotplug, actors/objstore/devices.ts). */
+  presentDisks(): Array<{ id: number; device: string; mountPoint: string }> {
+    return [...this.present].map(([id, p]) => ({ id, device: p.device, mountPoint: p.mountPoint }));
+  }
+
+  /**
+   * A present volume's disk is gone (hotplug): its actor stops, it is no longer present (so it is
+   * `isMissing`, takes no writes, and reads rebuild its slices from parity), and what is left of
+   * its mount is taken down lazily (the disk is gone: nothing can be flushed to it).
+   */
+  async markMissing(id: number): Promise<boolean> {
+    const p = this.present.get(id);
+    if (!p) return false;
+    this.present.delete(id);
+    await this.deps.stop(volumeActorId(id)).catch(() => undefined);
+    await unmountVolume(p.mountPoint).catch(() => command('umount', ['-l', p.mountPoint]).catch(() => undefined));
+    await rmdir(p.mountPoint).catch(() => undefined);
+    return true;
+  }
+
+  /** A registered, not deleted, missing volume's disk was found again (hotplug): start serving it. */
+  async reattach(id: number, device: string, mountPoint: string): Promise<boolean> {
+    const rec = this.deps.meta.volumes.get(id);
+    if (!rec || rec.isDeleted || this.present.has(id)) return false;
+    await this.start(rec, device, mountPoint);
+    return true;
   }
 
   async start(rec: VolumeRecord, device: string, mountPoint: string): Promise<void> {

@@ -25,6 +25,9 @@ import { acceptLoss, repairRound } from './repair.js';
 import { listRuns, runVerify, startVerify, stopVerify, verifyView } from './scrub.js';
 import { initialState, type SchedulerState } from './state.js';
 import { reportOn } from './metrics.js';
+import { OBJSTORE_ID, type ObjstoreProtocol } from '../objstore/messages.js';
+import type { Notification } from '../../protocols/objstore/notify.js';
+import { unhealthyNotice } from '../objstore/notify.js';
 
 type Ctx = ActorContext<SchedulerState, SchedulerArgs>;
 
@@ -106,7 +109,10 @@ function resumeJobs(ctx: Ctx, maint: Maint): void {
  */
 async function start(ctx: Ctx): Promise<Maint> {
   const state = ctx.state;
-  const meta = new Metadata(openEnvironment(ctx.args.stateDir), { healthFaultThreshold: ctx.args.healthFaultThreshold, log: ctx.log });
+  // Conditions found here are told by the store's notifier (its thread holds the dedup).
+  const objstore = ctx.ref<ObjstoreProtocol>(OBJSTORE_ID);
+  const notify = (notification: Notification) => objstore.send({ type: 'notify', notification });
+  const meta = new Metadata(openEnvironment(ctx.args.stateDir), { healthFaultThreshold: ctx.args.healthFaultThreshold, log: ctx.log, onUnhealthy: (v) => notify(unhealthyNotice(v)) });
   const fleet = new Fleet(meta, (id) => ctx.ref(id));
   // The slice side of the data path (the scheduler writes no objects), through the fleet's
   // low-priority volume refs.
@@ -118,7 +124,7 @@ async function start(ctx: Ctx): Promise<Maint> {
     runTask: (name, arg, transfer) => ctx.runTask(name, arg, transfer),
     buffers: new BufferPool(),
   };
-  const maint = new Maint({ store, fleet, log: ctx.log, args: ctx.args, state, signal: ctx.signal, save: () => ctx.checkpoint(state) });
+  const maint = new Maint({ store, fleet, log: ctx.log, args: ctx.args, state, signal: ctx.signal, save: () => ctx.checkpoint(state), notify });
   reportOn(maint);
   try {
     await fleet.refresh();

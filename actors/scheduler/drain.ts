@@ -142,6 +142,11 @@ export async function runDrain(mt: Maint, d: DrainState): Promise<void> {
       d.finishedAt = Date.now();
       await mt.save();
       mt.log.info({ volumeId: d.volumeId, moved: d.moved, remaining, stuck: d.stuck.length }, remaining ? 'drain finished with slices left on the volume' : 'drain finished: the volume holds no live slice');
+      mt.notify(
+        remaining
+          ? { severity: 'warning', key: `drain:${d.volumeId}`, title: `Drain of volume ${d.volumeId} is stuck`, body: `The drain of volume ${d.volumeId} ended after ${d.pass} pass(es) with ${remaining} slice(s) left on it (${d.stuck.length} stuck; first: ${d.stuck[0] ? `${d.stuck[0].objectId}/${d.stuck[0].index}: ${d.stuck[0].reason}` : 'none'}). See GET /$/volumes/${d.volumeId}/drain.` }
+          : { severity: 'info', key: `drain:${d.volumeId}`, title: `Drain of volume ${d.volumeId} finished`, body: `Volume ${d.volumeId} holds no live slice any more (${d.moved} moved). It can be deleted: DELETE /$/volumes/${d.volumeId}.` },
+      );
       mt.changed();
       return;
     }

@@ -10,6 +10,7 @@ import type { SliceContext } from '../objstore/store/index.js';
 import type { Fleet } from './fleet.js';
 import { SCHEDULER_ID, type SchedulerArgs } from './messages.js';
 import type { SchedulerState } from './state.js';
+import type { Notification } from '../../protocols/objstore/notify.js';
 
 export class Maint {
   readonly store: SliceContext;
@@ -25,8 +26,11 @@ export class Maint {
   /** kinds in the order they were let go after the last freeze (for the log and the tests) */
   lastResume: MaintenanceKind[] = [];
   private closed = false;
+  /** tells the store's notifier (actors/objstore/notify.ts) of a condition; nothing by default */
+  readonly notify: (n: Notification) => void;
 
-  constructor(o: { store: SliceContext; fleet: Fleet; log: Logger; args: SchedulerArgs; state: SchedulerState; signal: AbortSignal; save: () => Promise<void> }) {
+  constructor(o: { store: SliceContext; fleet: Fleet; log: Logger; args: SchedulerArgs; state: SchedulerState; signal: AbortSignal; save: () => Promise<void>; notify?: (n: Notification) => void }) {
+    this.notify = o.notify ?? (() => undefined);
     this.store = o.store;
     this.fleet = o.fleet;
     this.log = o.log;

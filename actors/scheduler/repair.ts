@@ -71,6 +71,7 @@ async function repairObject(mt: Maint, rec: ObjectRecord, faults: SliceFault[]):
     await setStatus(mt, rec.id, wanted, 'blocked', 'insufficient-slices');
     mt.state.repairs.blocked++;
     mt.log.error({ objectId: rec.id, path: rec.path, bad, k: rec.k, m: rec.m }, 'repair refused: fewer good slices than needed (insufficient-slices); the slices stay in place');
+    mt.notify({ severity: 'critical', key: `blocked:${rec.id}`, title: `Object ${rec.path} cannot be repaired`, body: `Object ${rec.id} (${rec.path}) has ${bad.length} bad slice(s) of ${rec.k + rec.m} and needs ${rec.k} good ones: repair is blocked (insufficient-slices). A disk that comes back may make it readable again; otherwise POST /$/faults/accept-loss.` });
     return;
   }
   await mt.fleet.refresh();
@@ -96,6 +97,7 @@ async function repairObject(mt: Maint, rec: ObjectRecord, faults: SliceFault[]):
       await setStatus(mt, rec.id, wanted, 'blocked', err.reason);
       mt.state.repairs.blocked++;
       mt.log.error({ objectId: rec.id, reason: err.reason, err: err.message }, `repair refused (${err.reason})`);
+      mt.notify({ severity: err.reason === 'target-unwritable' ? 'warning' : 'critical', key: `blocked:${rec.id}`, title: `Repair of ${rec.path} is blocked (${err.reason})`, body: `Object ${rec.id} (${rec.path}): ${err.message}` });
       return;
     }
     await setStatus(mt, rec.id, wanted, 'pending', null);

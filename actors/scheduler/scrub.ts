@@ -151,6 +151,11 @@ export async function runVerify(mt: Maint, v: VerifyState): Promise<void> {
       mt.state.verify = null;
       await mt.save();
       mt.log.info({ run: v.run.id, objects: v.run.objectsChecked, errors: v.run.errors }, 'verify run completed');
+      const errors = Object.values(v.run.errors).reduce((a, b) => a + b, 0);
+      if (errors) {
+        const scope = v.run.volumeIds ? `volume(s) ${v.run.volumeIds.join(', ')}` : 'the whole fleet';
+        mt.notify({ severity: 'warning', key: `verify:${v.run.id}`, title: `Verify run found ${errors} error(s)`, body: `The ${v.run.mode} verify run ${v.run.id} of ${scope} (trigger: ${v.run.trigger.kind}) checked ${v.run.objectsChecked} objects and found ${JSON.stringify(v.run.errors)}. Faults are in GET /$/faults; repair works on them.` });
+      }
       mt.changed();
       return;
     }

@@ -282,7 +282,8 @@ export async function discoverVolumes(opts: DiscoverOptions): Promise<FoundVolum
   const flat = (await listBlockDevices()).flatMap(function walk(d: BlockDevice): BlockDevice[] {
     return [d, ...d.children.flatMap(walk)];
   });
-  const candidates = flat.filter((d) => d.fstype === 'xfs' && d.label === VOLUME_LABEL && (!only || only.has(d.path)));
+  // A disk being provisioned by this process (formatted, not yet mounted) is not probed.
+  const candidates = flat.filter((d) => d.fstype === 'xfs' && d.label === VOLUME_LABEL && (!only || only.has(d.path)) && !provisioning.has(d.path));
   const found: FoundVolume[] = [];
   const skip = (s: SkippedDisk) => opts.onSkip?.(s);
   for (const dev of candidates) {

@@ -1,8 +1,8 @@
 /**
  * How the object store's two fronts route (http/manage.ts, http/objects.ts on the shared router),
  * for the answers that need no store behind them: an unknown management path (404), a known one
- * with another method (405 with Allow, the maintenance paths keeping their messages), the spec's
- * endpoints not built yet (501), trailing slashes, and the object API's 405. The store's real
+ * with another method (405 with Allow, the maintenance paths keeping their messages), trailing
+ * slashes, and the object API's 405. The store's real
  * port-80 server on an ephemeral port; the store, volumes and scheduler are never reached on these paths.
  */
 import test from 'ava';
@@ -56,19 +56,6 @@ test('a known management path with another method is 405 with Allow', async (t) 
     t.is(r.status, 405, `${method} ${path}`);
     t.is(r.allow, allow);
     t.is(r.body, error('METHOD_NOT_ALLOWED', message));
-  }
-});
-
-test('the spec endpoints not built yet answer 501, with the path as asked', async (t) => {
-  for (const [method, path] of [
-    ['POST', '/$/volumes/4/identify'],
-    ['DELETE', '/$/volumes/4/identify'],
-    ['POST', '/$/blockDevices/reload'],
-    ['POST', '/$/notify/test'],
-  ] as const) {
-    const r = await call(method, path);
-    t.is(r.status, 501, path);
-    t.is(r.body, error('NOT_IMPLEMENTED', `${method} ${path} is not implemented in this version yet`));
   }
 });
 

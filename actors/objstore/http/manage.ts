@@ -3,8 +3,7 @@
  * spec: volumes.ts, buckets.ts, status.ts (status, storage-stats, faults, block devices),
  * objects-admin.ts (fileinfo, verify-file), encryption.ts (keys, passphrase, recovery),
  * maintenance.ts (drain, rebalance, verify, accept-loss, the freeze, debug), and the web UI's
- * bundle (ui.ts). Endpoints of the spec not built yet answer 501 (route.ts notBuilt); an unknown
- * path 404, a known path with another method 405 with `Allow`.
+ * bundle (ui.ts). An unknown path 404, a known path with another method 405 with `Allow`.
  */
 import { Router, type Match } from '../../../runtime/http/router.js';
 import type { ActorRef } from '../../../runtime/index.js';
@@ -16,11 +15,12 @@ import { maintenanceRoutes } from './maintenance.js';
 import { objectAdminRoutes } from './objects-admin.js';
 import { managementRefusal } from '../../../protocols/objstore/origin.js';
 import { header, sendError, sendFailure, type Reply } from './respond.js';
-import { notBuilt, type ManageCall } from './route.js';
+import { type ManageCall, type ManageServices } from './route.js';
 import { statusRoutes } from './status.js';
 import { uiRoutes } from './ui.js';
 import { volumeRoutes } from './volumes.js';
 import { encryptionRoutes } from './encryption.js';
+import { notifyRoutes } from './notify.js';
 
 const router = new Router<ManageCall, Promise<void> | void>([
   ...volumeRoutes,
@@ -29,7 +29,7 @@ const router = new Router<ManageCall, Promise<void> | void>([
   ...bucketRoutes,
   ...statusRoutes,
   ...objectAdminRoutes,
-  notBuilt('POST', '/$/notify/test'),
+  ...notifyRoutes,
   ...uiRoutes,
 ]);
 
@@ -44,7 +44,7 @@ function methodNotAllowed(m: Extract<Match<ManageCall>, { kind: 'method-not-allo
   return [`${method} is not allowed on ${shown} (${METHOD_NOTES[m.path] ?? allow})`, [['Allow', allow]]];
 }
 
-export function handleManage(ctx: StoreContext, volumes: Volumes, scheduler: ActorRef<SchedulerProtocol>, r: Reply, url: string, query: URLSearchParams): void {
+export function handleManage(ctx: StoreContext, volumes: Volumes, scheduler: ActorRef<SchedulerProtocol>, r: Reply, url: string, query: URLSearchParams, services: ManageServices = {}): void {
   const method = (r.req.method ?? '').toUpperCase();
   const length = header(r.req, 'content-length');
   const refused = managementRefusal(
@@ -65,7 +65,7 @@ export function handleManage(ctx: StoreContext, volumes: Volumes, scheduler: Act
     const [message, headers] = methodNotAllowed(m, method);
     return sendError(r, 405, 'METHOD_NOT_ALLOWED', message, headers);
   }
-  const call: ManageCall = { ctx, volumes, scheduler, r, method, url, query };
+  const call: ManageCall = { ctx, volumes, scheduler, services, r, method, url, query };
   void (async () => {
     try {
       await m.route.handle(call, m.params);

@@ -10,12 +10,24 @@ import type { SchedulerProtocol } from '../../scheduler/messages.js';
 import { StoreError, type StoreContext } from '../store/context.js';
 import type { Volumes } from '../volumes.js';
 import type { Reply } from './respond.js';
+import type { Notifier } from '../notify.js';
+import type { Hotplug } from '../devices.js';
+import type { Identify } from '../../volume/identify.js';
+
+/** What some management routes need beyond the data path: notifications, hotplug, identify. */
+export interface ManageServices {
+  notifier?: Notifier;
+  hotplug?: Hotplug;
+  identify?: Identify;
+}
 
 /** One management request, as its handler sees it (its headers and body are r.req's). */
 export interface ManageCall {
   ctx: StoreContext;
   volumes: Volumes;
   scheduler: ActorRef<SchedulerProtocol>;
+  /** the store's disk and notification services (absent in the front's store-less tests) */
+  services: ManageServices;
   r: Reply;
   method: string;
   /** The path, raw (still percent-encoded), without the query. */
@@ -27,13 +39,6 @@ export interface ManageCall {
 export type ManageRoute = Route<ManageCall, Promise<void> | void>;
 
 export const route = routeFor<ManageCall, Promise<void> | void>();
-
-/** An endpoint of the spec that this version does not have yet: 501, whatever its body. */
-export function notBuilt(method: Method, path: string): ManageRoute {
-  return route(method, path, ({ method: m, url }) => {
-    throw new StoreError(501, 'NOT_IMPLEMENTED', `${m} ${url} is not implemented in this version yet`);
-  });
-}
 
 /** A volume id from the path: decimal digits only (no sign, no encoding), else 400. */
 export function volumeIdOf(raw: string): number {

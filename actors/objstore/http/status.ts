@@ -1,12 +1,15 @@
 /**
  * Management API, the state of the store: GET /$/status (volume ids by state, bytes stored,
  * capacity, free), /$/storage-stats (counters, computed in stats.ts), /$/faults (slice faults
- * and their repair state) and /$/blockDevices (the disks found; reload is not built yet).
+ * and their repair state) and /$/blockDevices (the disks found, sorted, each with its volume;
+ * reload rescans them first: actors/objstore/devices.ts).
  * Background maintenance and its debug view are in maintenance.ts.
  */
-import { listBlockDevices } from '../../volume/disks.js';
+import { blockDeviceList } from '../devices.js';
+import { DeviceSortError, parseDeviceSort, type DeviceSort } from '../../../protocols/objstore/devices.js';
+import { StoreError } from '../store/context.js';
 import { sendJson } from './respond.js';
-import { notBuilt, route, type ManageRoute } from './route.js';
+import { route, type ManageRoute } from './route.js';
 import { storageStats } from './stats.js';
 
 export const statusRoutes: ManageRoute[] = [
@@ -47,6 +50,20 @@ export const statusRoutes: ManageRoute[] = [
     for (const { value } of ctx.meta.faults.getRange()) faults.push(value);
     sendJson(r, 200, { faults });
   }),
-  route('GET', '/$/blockDevices', async ({ r }) => sendJson(r, 200, { blockDevices: await listBlockDevices() })),
-  notBuilt('POST', '/$/blockDevices/reload'),
+  route('GET', '/$/blockDevices', async ({ volumes, r, query }) => sendJson(r, 200, { blockDevices: await blockDeviceList(volumes, sortOf(query)) })),
+  route('POST', '/$/blockDevices/reload', async ({ volumes, services, r, query }) => {
+    const by = sortOf(query);
+    await services.hotplug?.rescan('reload', true);
+    sendJson(r, 200, { blockDevices: await blockDeviceList(volumes, by) });
+  }),
 ];
+
+/** `sort` of /$/blockDevices, or 400 naming the bad value. */
+function sortOf(query: URLSearchParams): DeviceSort {
+  try {
+    return parseDeviceSort(query.getAll('sort'));
+  } catch (err) {
+    if (err instanceof DeviceSortError) throw new StoreError(400, err.code, err.message);
+    throw err;
+  }
+}

@@ -1,12 +1,12 @@
 /**
  * Management API, volumes: list, provision, one volume, update (flags, label, comment) and soft
- * delete (the rules are in volume-admin.ts), and the in-place encrypt step (../encryption.ts; the
- * rest of encryption is in encryption.ts). Drains are in maintenance.ts; identify is not built yet
- * (501).
+ * delete (the rules are in volume-admin.ts), identify (actors/volume/identify.ts), and the
+ * in-place encrypt step (../encryption.ts; the rest of encryption is in encryption.ts). Drains
+ * are in maintenance.ts.
  */
 import { StoreError } from '../store/context.js';
 import { readJsonObject, sendJson } from './respond.js';
-import { notBuilt, route, volumeIdOf, type ManageRoute } from './route.js';
+import { route, volumeIdOf, type ManageRoute } from './route.js';
 import { deleteVolume, updateVolume } from './volume-admin.js';
 import { encryptVolume } from '../encryption.js';
 
@@ -39,8 +39,22 @@ export const volumeRoutes: ManageRoute[] = [
     await volumes.retire(rec.id);
     sendJson(r, 200, { volume: volumes.view(rec) });
   }),
-  notBuilt('POST', '/$/volumes/:id/identify'),
-  notBuilt('DELETE', '/$/volumes/:id/identify'),
+  route('POST', '/$/volumes/:id/identify', ({ ctx, volumes, services, r }, params) => {
+    const id = volumeIdOf(params.id);
+    const rec = ctx.meta.volumes.get(id);
+    if (!rec) throw new StoreError(404, 'NO_SUCH_VOLUME', `no volume ${id}`);
+    if (rec.isDeleted) throw new StoreError(409, 'VOLUME_DELETED', `volume ${id} is deleted`);
+    const device = volumes.presentDisks().find((d) => d.id === id)?.device;
+    if (!device) throw new StoreError(409, 'VOLUME_MISSING', `volume ${id} has no disk present to identify (isMissing)`);
+    if (!services.identify) throw new StoreError(503, 'NO_IDENTIFY', 'identify is not set up in this process');
+    sendJson(r, 200, services.identify.start(id, device));
+  }),
+  route('DELETE', '/$/volumes/:id/identify', ({ ctx, services, r }, params) => {
+    const id = volumeIdOf(params.id);
+    if (!ctx.meta.volumes.get(id)) throw new StoreError(404, 'NO_SUCH_VOLUME', `no volume ${id}`);
+    const wasOn = services.identify?.stop(id) ?? false;
+    sendJson(r, 200, { volumeId: id, identifying: false, device: null, deadline: null, wasOn });
+  }),
   route('POST', '/$/volumes/:id/encrypt', async ({ ctx, volumes, r }, { id }) => {
     const rec = await encryptVolume(ctx, volumes, volumeIdOf(id));
     sendJson(r, 200, { volume: volumes.view(rec) });
