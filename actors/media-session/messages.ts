@@ -96,6 +96,8 @@ export interface SessionArgs {
   recordingDir?: string | null;
   /** Records a recording keeps waiting for the disk at most (absent: 1000); beyond, they are dropped and counted. */
   recordingQueuePackets?: number;
+  /** MEDIA_ALLOWED_NETWORKS (absent: none): special remote addresses SDP may name anyway. */
+  allowedNetworks?: string[];
   /** How often the session checks that the front still knows it (default 5000 ms). */
   ownerCheckMs?: number;
 }

@@ -443,7 +443,7 @@ export class Session implements RtpHost {
     } catch (err) {
       return { ok: false, outcome: fail('ENDPOINT_ERROR', (err as Error).message) };
     }
-    const local = { address: this.args.advertisedAddress, family: this.args.family, port: sockets.port, rtcpPort: sockets.rtcpPort, sessionId: String(Date.now()), sessionVersion: this.sessionVersion++ };
+    const local = { address: this.args.advertisedAddress, family: this.args.family, port: sockets.port, rtcpPort: sockets.rtcpPort, sessionId: String(Date.now()), sessionVersion: this.sessionVersion++, allowedNetworks: this.args.allowedNetworks ?? [] };
     return { ok: true, ep: RtpEndpoint.fresh(randomUUID(), this, local, sockets, direction) };
   }
 

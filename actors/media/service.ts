@@ -10,6 +10,8 @@ import { defineService } from '../../runtime/service.js';
 import { PEER_POLICIES } from '../../protocols/media/types.js';
 import { BRIDGE_ID, type BridgeArgs } from '../media-bridge/messages.js';
 import { isLoopback } from '../../runtime/http/bearer.js';
+import { parseNetworks } from '../../protocols/media/sdp/address-policy.js';
+import { normalOrigin } from '../media-bridge/upgrade-guard.js';
 
 const ipOrEmpty = (v: string) => v === '' || isIP(v) !== 0;
 
@@ -31,6 +33,9 @@ export const mediaSettings = {
   wsConnectTimeoutMs: int({ env: 'MEDIA_WS_CONNECT_TIMEOUT_MS', flag: 'media-ws-connect-timeout-ms', description: 'A WebSocket PCM endpoint whose client has not dialled in this long is removed (with endpoint.ws.connect_timeout)', min: 100, max: 3_600_000, default: 30_000 }),
   recordingDir: str({ env: 'MEDIA_RECORDING_DIR', flag: 'media-recording-dir', description: 'Directory recording.start writes PCAP files to (empty: recording is off)', expect: 'an absolute directory path or empty', default: '', valid: (v) => isAbsolute(v) }),
   recordingQueuePackets: int({ env: 'MEDIA_RECORDING_QUEUE_PACKETS', flag: 'media-recording-queue-packets', description: 'Packets a recording keeps waiting for the disk at most; beyond, they are dropped and counted (dropped_packets)', min: 1, max: 1_000_000, default: 1000 }),
+  maxSessionsPerConnection: int({ env: 'MEDIA_MAX_SESSIONS_PER_CONNECTION', flag: 'media-max-sessions-per-connection', description: 'Sessions one command connection may hold at once (created or attached)', min: 1, max: 1_000_000, default: 500 }),
+  allowedOrigins: str({ env: 'MEDIA_ALLOWED_ORIGINS', flag: 'media-allowed-origins', description: 'Comma-separated origins (scheme://host[:port]) whose web pages may open the command channel (empty: an upgrade with an Origin header is refused)', expect: 'comma-separated origins like https://ops.example:8443', default: '', valid: (v) => v.split(',').every((o) => /^[a-z][a-z0-9+.-]*:\/\/[^/\s]+\/?$/i.test(o.trim())) }),
+  allowedNetworks: str({ env: 'MEDIA_ALLOWED_NETWORKS', flag: 'media-allowed-networks', description: 'Comma-separated networks (CIDR) in which SDP may name broadcast, multicast, unspecified or link-local media addresses (empty: such addresses are refused)', expect: 'comma-separated IP addresses or CIDR networks', default: '', valid: (v) => parseNetworks(v).ok }),
   allowOpenWithoutToken: bool({ env: 'MEDIA_ALLOW_OPEN', flag: 'media-allow-open', description: 'Allow a non-loopback MEDIA_HOST without a token (not recommended)', default: false }),
 };
 
@@ -61,6 +66,9 @@ export function bridgeArgs(v: MediaValues): BridgeArgs {
     orphanTimeoutMs: v.orphanTimeoutMs,
     maxEndpointsPerSession: v.maxEndpointsPerSession,
     maxSessions: v.maxSessions,
+    maxSessionsPerConnection: v.maxSessionsPerConnection,
+    allowedOrigins: v.allowedOrigins.split(',').map((o) => normalOrigin(o)).filter(Boolean),
+    allowedNetworks: v.allowedNetworks.split(',').map((n) => n.trim()).filter(Boolean),
     peerPolicy: v.peerPolicy,
     fileDir: v.fileDir || null,
     fileMaxBytes: v.fileMaxBytes,
