@@ -26,6 +26,11 @@ export function hostOf(header: string): string | null {
   return colon < 0 ? h : h.slice(0, colon);
 }
 
+/** A Host name that can only mean this machine (`127.0.0.1.evil.example` is not one). */
+export function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/.test(host);
+}
+
 /** A loopback remote address as uWebSockets prints it (IPv4, IPv6, or IPv4-mapped IPv6). */
 export function isLoopbackPeer(address: string): boolean {
   const a = address.toLowerCase();
@@ -47,7 +52,7 @@ export function refuseUpgrade(f: UpgradeFacts, allowedOrigins: readonly string[]
   }
   if (!f.authenticated && isLoopbackPeer(f.remoteAddress)) {
     const host = hostOf(f.host);
-    if (host === null || !isLoopback(host)) {
+    if (host === null || !isLoopbackHost(host)) {
       return `Host ${f.host.slice(0, 200) || '(none)'} is not a loopback name: an unauthenticated loopback client must connect to 127.0.0.1, [::1] or localhost`;
     }
   }
