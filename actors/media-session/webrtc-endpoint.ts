@@ -33,7 +33,7 @@ import {
 } from 'werift';
 import type { EndpointInfo } from '../../protocols/media/results.js';
 import type { CodecName, Direction } from '../../protocols/media/types.js';
-import { keepCandidates, remoteFingerprint, sameFingerprint, showFingerprint, type Fingerprint } from '../../protocols/media/sdp/webrtc.js';
+import { keepCandidates, withoutCandidateGeneration, remoteFingerprint, sameFingerprint, showFingerprint, type Fingerprint } from '../../protocols/media/sdp/webrtc.js';
 import { buildRtp } from '../../protocols/media/rtp.js';
 import { ReplayWindow, estimateRoc } from '../../protocols/media/srtp/replay.js';
 import { rtpTimestampIncrement } from './codecs.js';
@@ -117,7 +117,11 @@ export class WebRtcEndpoint {
     });
     this.transceiver = this.pc.addTransceiver('audio', { direction: 'sendrecv' });
     this.pc.connectionStateChange.subscribe((s) => this.connection(s));
+    // werift fires onTrack again for the same track on a renegotiation: subscribe once per track.
+    const tracks = new WeakSet<MediaStreamTrack>();
     this.pc.onTrack.subscribe((track: MediaStreamTrack) => {
+      if (tracks.has(track)) return;
+      tracks.add(track);
       track.onReceiveRtp.subscribe((rtp: RtpPacket) => this.receive(rtp));
     });
   }
@@ -174,7 +178,7 @@ export class WebRtcEndpoint {
       // Glare: a remote offer while ours waits drops ours (the peer's renegotiation wins).
       if (this.pc.signalingState === 'have-local-offer') await this.pc.setLocalDescription({ type: 'rollback' });
       this.pendingGeneration = null;
-      await this.pc.setRemoteDescription({ type: 'offer', sdp: offerSdp });
+      await this.pc.setRemoteDescription({ type: 'offer', sdp: withoutCandidateGeneration(offerSdp) });
       if (!this.sendCodec) throw new Error('no codec in common (we take opus, PCMU, PCMA)');
       await this.pc.setLocalDescription(await this.pc.createAnswer());
       return this.localSdp();
@@ -201,7 +205,7 @@ export class WebRtcEndpoint {
     const identity = this.checkIdentity(answerSdp);
     if (!identity.ok) return identity;
     const r = await this.attempt('the answer was not applied', async () => {
-      await this.pc.setRemoteDescription({ type: 'answer', sdp: answerSdp });
+      await this.pc.setRemoteDescription({ type: 'answer', sdp: withoutCandidateGeneration(answerSdp) });
       return null;
     });
     if (r.ok) {

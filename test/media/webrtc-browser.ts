@@ -63,10 +63,11 @@ window.peer = {
   },
   async inbound() {
     const stats = await this.pc.getStats(); let n = 0;
-    stats.forEach((s) => { if (s.type === 'inbound-rtp' && s.kind === 'audio') n = s.packetsReceived; });
+    stats.forEach((s) => { if (s.type === 'inbound-rtp' && s.kind === 'audio') n += s.packetsReceived; });
     return n;
   },
   state() { return this.pc.connectionState; },
+  async statsDump() { const out = []; (await this.pc.getStats()).forEach((s) => { if (s.type === 'inbound-rtp' || s.type === 'candidate-pair') out.push({ type: s.type, ssrc: s.ssrc, n: s.packetsReceived, state: s.state, nominated: s.nominated, br: s.bytesReceived }); }); return out; },
   close() { this.pc.close(); },
 };
 </script>`;
