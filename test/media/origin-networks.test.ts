@@ -74,3 +74,20 @@ test('MEDIA_ALLOWED_NETWORKS lets a listed network through', async (t) => {
   t.truthy((await c.call('endpoint.rtp.create_from_offer', { sdp: offer(5004, '169.254.169.254') })).sdp_answer);
   t.is(((await t.throwsAsync(c.call('endpoint.rtp.create_from_offer', { sdp: offer(5004, '224.0.0.251') }))) as MediaBridgeError).code, 'ENDPOINT_ERROR');
 });
+
+test('WebRTC SDP rules, pure: fingerprint, generation check, candidate filter', async (t) => {
+  const { remoteFingerprint, checkOfferGeneration, keepCandidates, withoutCandidateGeneration, sameFingerprint } = await import('../../protocols/media/sdp/webrtc.js');
+  const fp = remoteFingerprint('v=0\r\na=fingerprint:SHA-256 ab:cd:ef\r\nm=audio 9 UDP/TLS/RTP/SAVPF 0\r\na=fingerprint:sha-256 AB:CD:EF\r\n');
+  t.deepEqual(fp, { ok: true, value: { algorithm: 'sha-256', value: 'AB:CD:EF' } }, 'session and media level agreeing are one identity');
+  t.false(remoteFingerprint('v=0\r\n').ok);
+  t.false(remoteFingerprint('a=fingerprint:sha-256 AB:CD\r\na=fingerprint:sha-256 AB:CE\r\n').ok);
+  t.false(sameFingerprint({ algorithm: 'sha-256', value: 'AB' }, { algorithm: 'sha-1', value: 'AB' }));
+  t.is(checkOfferGeneration(null, undefined)?.code, 'ENDPOINT_ERROR');
+  t.is(checkOfferGeneration(2, 1)?.code, 'OFFER_GENERATION_MISMATCH');
+  t.is(checkOfferGeneration(2, 2), null);
+  t.is(checkOfferGeneration(0, undefined), null, 'omitted: the initial answer');
+  const sdp = 'v=0\r\na=candidate:1 1 udp 1 127.0.0.1 5000 typ host generation 0\r\na=candidate:2 1 udp 1 10.0.0.5 5002 typ host generation 0\r\na=end-of-candidates\r\n';
+  t.is(keepCandidates(sdp, '127.0.0.1'), 'v=0\r\na=candidate:1 1 udp 1 127.0.0.1 5000 typ host generation 0\r\na=end-of-candidates\r\n');
+  t.is(keepCandidates(sdp, '192.0.2.1'), sdp, 'no candidate on the address: unchanged');
+  t.is(withoutCandidateGeneration(sdp), 'v=0\r\na=candidate:1 1 udp 1 127.0.0.1 5000 typ host\r\na=candidate:2 1 udp 1 10.0.0.5 5002 typ host\r\na=end-of-candidates\r\n');
+});

@@ -66,8 +66,9 @@ export function keepCandidates(sdp: string, address: string): string {
  * The peer's SDP with the `generation N` extension dropped from its a=candidate lines. Browsers
  * write `generation 0` on every candidate, also after an ICE restart; werift 0.24 nominates a
  * pair only when its remote candidate's generation equals werift's own restart count, so after
- * our first restart it would never nominate again and media would stop. Without the attribute
- * werift takes the candidate as current (the ICE credentials already tell generations apart).
+ * our first restart it would not nominate a signalled candidate. Without the attribute werift
+ * takes the candidate as current (the ICE credentials already tell generations apart). Needed,
+ * not sufficient: audio after a restart still stops (docs/media-bridge.md, WebRTC, known gaps).
  */
 export function withoutCandidateGeneration(sdp: string): string {
   return sdp.replace(/^(a=candidate:[^\r\n]*?) generation \d+/gm, '$1');
