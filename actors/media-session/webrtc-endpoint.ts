@@ -157,6 +157,18 @@ export class WebRtcEndpoint {
     return { ok: true, value: f.value };
   }
 
+  /**
+   * werift 0.24.4 restarts ICE (new credentials, nominated pair cleared) but its connect() skips
+   * the ICE start while DTLS is still connected, so after an ICE restart no pair is nominated
+   * again and our packets go nowhere. Start the restarted ICE transports ourselves, without
+   * waiting (the peer's checks arrive once it has our SDP).
+   */
+  private resumeIce(): void {
+    for (const t of this.pc.iceTransports) {
+      if (t.state !== 'connected' && t.state !== 'closed' && this.pc.dtlsTransports.some((d) => d.state === 'connected')) void t.start().catch(() => undefined);
+    }
+  }
+
   private localSdp(): string {
     return keepCandidates(this.pc.localDescription!.sdp, this.config.advertisedAddress);
   }
@@ -181,6 +193,7 @@ export class WebRtcEndpoint {
       await this.pc.setRemoteDescription({ type: 'offer', sdp: withoutCandidateGeneration(offerSdp) });
       if (!this.sendCodec) throw new Error('no codec in common (we take opus, PCMU, PCMA)');
       await this.pc.setLocalDescription(await this.pc.createAnswer());
+      this.resumeIce();
       return this.localSdp();
     });
     if (r.ok) this.fingerprint ??= identity.value;
@@ -206,6 +219,7 @@ export class WebRtcEndpoint {
     if (!identity.ok) return identity;
     const r = await this.attempt('the answer was not applied', async () => {
       await this.pc.setRemoteDescription({ type: 'answer', sdp: withoutCandidateGeneration(answerSdp) });
+      this.resumeIce();
       return null;
     });
     if (r.ok) {

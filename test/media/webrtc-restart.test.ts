@@ -71,8 +71,7 @@ test.serial('ICE restart from the bridge: stale generation refused, pending kept
   t.deepEqual(await c.call('endpoint.accept_answer', { endpoint_id: r.endpoint_id, sdp: answer, offer_generation: 1 }), {});
   info = (await c.call('session.info', {})).endpoints.find((e) => e.endpoint_id === r.endpoint_id)!;
   t.is(info.offer_pending, false);
-  // Not asserted yet: audio after the restart. With werift 0.24.4 the page stops receiving after
-  // an ICE restart (see docs/media-bridge.md, WebRTC, "Known gap"); the signalling rules hold.
+  t.true(await flowing(page), 'audio flows again after the restart');
   t.is(info.state, 'connected');
 
   // A removed endpoint: ENDPOINT_ERROR (spec, ice_restart rule 4).
@@ -95,7 +94,7 @@ test.serial('a remote ICE restart through accept_offer; a changed fingerprint is
   const re = await c.call('endpoint.webrtc.accept_offer', { endpoint_id: r.endpoint_id, sdp: restartOffer });
   t.not(ufrag(re.sdp_answer), ufrag(r.sdp_answer), 'our answer to a restart has new ICE credentials');
   await p.accept(re.sdp_answer);
-  t.is((await c.call('session.info', {})).endpoints[0]!.state, 'connected');
+  t.true(await flowing(page), 'audio after the remote restart');
 
   // Another page's identity: refused as an offer and as an answer, nothing changes.
   const other = await peerPage(t, b, 300);
@@ -110,9 +109,12 @@ test.serial('a remote ICE restart through accept_offer; a changed fingerprint is
   const info = (await c.call('session.info', {})).endpoints.find((e) => e.endpoint_id === r.endpoint_id)!;
   t.is(info.remote_fingerprint, fingerprint, 'the pinned fingerprint is unchanged');
   t.is(info.offer_pending, true, 'the refused answer left the offer pending');
-  // The right peer's answer still applies.
+  // The right peer's answer still applies. (The other page goes first: it holds our offer and
+  // would keep sending ICE checks for it; see docs, WebRTC, known gaps.)
+  await other.close();
   t.deepEqual(await c.call('endpoint.webrtc.accept_answer', { endpoint_id: r.endpoint_id, sdp: await p.answer(restart.sdp_offer), offer_generation: restart.offer_generation }), {});
   t.is((await c.call('session.info', {})).endpoints.find((e) => e.endpoint_id === r.endpoint_id)!.offer_pending, false);
+  // Not asserted: audio after this second restart of the endpoint (docs, WebRTC, known gaps).
 });
 
 test.serial('bad WebRTC input is refused with ENDPOINT_ERROR and creates nothing', async (t) => {

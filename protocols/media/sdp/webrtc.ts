@@ -67,8 +67,8 @@ export function keepCandidates(sdp: string, address: string): string {
  * write `generation 0` on every candidate, also after an ICE restart; werift 0.24 nominates a
  * pair only when its remote candidate's generation equals werift's own restart count, so after
  * our first restart it would not nominate a signalled candidate. Without the attribute werift
- * takes the candidate as current (the ICE credentials already tell generations apart). Needed,
- * not sufficient: audio after a restart still stops (docs/media-bridge.md, WebRTC, known gaps).
+ * takes the candidate as current (the ICE credentials already tell generations apart). One of
+ * two workarounds for werift's restart (the other: webrtc-endpoint.ts resumeIce).
  */
 export function withoutCandidateGeneration(sdp: string): string {
   return sdp.replace(/^(a=candidate:[^\r\n]*?) generation \d+/gm, '$1');
