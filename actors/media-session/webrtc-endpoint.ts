@@ -83,6 +83,7 @@ export class WebRtcEndpoint {
   pendingGeneration: number | null = null;
   fingerprint: Fingerprint | null = null;
   lastPacketAt: number | null = null;
+  private readonly createdAt = Date.now();
   /** When the peer's last ICE check (STUN binding request) arrived. */
   private lastCheckAt = Date.now();
   private timedOut = false;
@@ -299,8 +300,6 @@ export class WebRtcEndpoint {
     this.timedOut = true;
     return true;
   }
-
-  private readonly createdAt = Date.now();
 
   get closed(): boolean {
     return this.closedBy !== null;
