@@ -13,6 +13,7 @@ import { sessionActorId, type CommandOutcome, type SessionCommand, type SessionA
 import type { Results } from '../../protocols/media/results.js';
 import type { BridgeArgs, BridgeProtocol, SessionEvent, SessionEventData } from './messages.js';
 import { authorize } from '../../runtime/http/bearer.js';
+import { refuseUpgrade } from './upgrade-guard.js';
 import { commandsTotal, sessionsGauge } from './metrics.js';
 import { AudioPlane, audioToken, type AudioUserData } from './audio.js';
 import type { WebSocket } from '@trufflesuite/uws-js-unofficial';
@@ -174,10 +175,18 @@ class Front {
     }
   }
 
+  /** MEDIA_MAX_SESSIONS_PER_CONNECTION: one connection may not hold the whole bridge. */
+  private connectionFull(conn: Conn): CommandOutcome | null {
+    if (conn.owned.size < this.a.maxSessionsPerConnection) return null;
+    return { ok: false, code: 'LIMIT_EXCEEDED', message: `this connection holds ${conn.owned.size} sessions; the limit per connection is ${this.a.maxSessionsPerConnection} (MEDIA_MAX_SESSIONS_PER_CONNECTION)` };
+  }
+
   private async create(conn: Conn, colocateWith: string | undefined): Promise<CommandOutcome> {
     if (this.sessions.size >= this.a.maxSessions) {
       return { ok: false, code: 'LIMIT_EXCEEDED', message: `the bridge holds ${this.sessions.size} sessions; the limit is ${this.a.maxSessions}` };
     }
+    const full = this.connectionFull(conn);
+    if (full) return full;
     let anchor: SessionEntry | undefined;
     if (colocateWith !== undefined) {
       anchor = this.sessions.get(colocateWith);
@@ -203,6 +212,7 @@ class Front {
       recordingDir: this.a.recordingDir,
       recordingQueuePackets: this.a.recordingQueuePackets,
       recordingBucket: this.a.recordingBucket,
+      allowedNetworks: this.a.allowedNetworks,
     };
     const shared = { mode: 'shared' as const, group: 'media' };
     await this.ctx.spawn({
@@ -224,6 +234,10 @@ class Front {
   private attach(conn: Conn, sessionId: string): CommandOutcome {
     const s = this.sessions.get(sessionId);
     if (!s) return { ok: false, code: 'SESSION_NOT_FOUND', message: `session ${sessionId} does not exist (destroyed, or orphaned longer than ${this.a.orphanTimeoutMs} ms)` };
+    if (s.owner !== conn) {
+      const full = this.connectionFull(conn);
+      if (full) return full;
+    }
     if (s.orphanTimer) clearTimeout(s.orphanTimer);
     s.orphanTimer = null;
     const previous = s.owner;
@@ -322,6 +336,13 @@ export default defineActor<BridgeProtocol, null, BridgeArgs, Live>({
         const denied = authorize(a.token, req.getHeader('authorization'), req.getQuery('token') ?? '');
         if (denied) {
           res.writeStatus('401 Unauthorized').writeHeader('Content-Type', 'application/json').writeHeader('WWW-Authenticate', 'Bearer').end(JSON.stringify({ error: { code: 'UNAUTHORIZED', message: denied } }));
+          return;
+        }
+        const remoteAddress = Buffer.from(res.getRemoteAddressAsText()).toString();
+        const refused = refuseUpgrade({ origin: req.getHeader('origin'), host: req.getHeader('host'), remoteAddress, authenticated: a.token !== null }, a.allowedOrigins);
+        if (refused) {
+          ctx.log.warn({ remoteAddress, reason: refused }, 'command channel upgrade refused');
+          res.writeStatus('403 Forbidden').writeHeader('Content-Type', 'application/json').end(JSON.stringify({ error: { code: 'FORBIDDEN', message: refused } }));
           return;
         }
         res.upgrade({}, req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'), req.getHeader('sec-websocket-extensions'), context);

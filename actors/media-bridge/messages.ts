@@ -48,6 +48,12 @@ export interface BridgeArgs {
   orphanTimeoutMs: number;
   maxEndpointsPerSession: number;
   maxSessions: number;
+  /** Sessions one connection may own (created or attached) at once. */
+  maxSessionsPerConnection: number;
+  /** Origins (`scheme://host[:port]`, lower case) whose web pages may open the command channel; empty: none. */
+  allowedOrigins: string[];
+  /** Networks (CIDR) in which SDP may name broadcast, multicast, unspecified or link-local addresses. */
+  allowedNetworks: string[];
   peerPolicy: PeerPolicy;
   /** Directory local files are played from (null: local file playback is off). */
   fileDir: string | null;

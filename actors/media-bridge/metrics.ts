@@ -8,9 +8,3 @@ export const commandsTotal = new client.Counter({
 });
 
 export const sessionsGauge = new client.Gauge({ name: 'mediabridge_sessions', help: 'Sessions in the registry (bound or orphaned)' });
-
-/** Named by the spec (WebRTC ice_restart rule 1); WebRTC endpoints arrive in a later issue. */
-export const iceRestartConflicts = new client.Counter({
-  name: 'mediabridge_webrtc_ice_restart_conflicts',
-  help: 'ICE restarts refused because the endpoint already had an unanswered offer',
-});

@@ -103,6 +103,8 @@ export interface SessionArgs {
   recordingQueuePackets?: number;
   /** MEDIA_RECORDING_BUCKET: finished recordings are stored as objects under it (null: they stay in recordingDir). */
   recordingBucket?: string | null;
+  /** MEDIA_ALLOWED_NETWORKS (absent: none): special remote addresses SDP may name anyway. */
+  allowedNetworks?: string[];
   /** How often the session checks that the front still knows it (default 5000 ms). */
   ownerCheckMs?: number;
 }

@@ -16,6 +16,8 @@ const endpointCounters = counter('mediabridge_endpoint_events_total', 'Per-endpo
 export const mediaTimeouts = counter('mediabridge_media_timeouts_total', 'endpoint.media_timeout events');
 export const transfers = counter('mediabridge_transfers_total', 'endpoint.transfer outcomes (same-thread, relayed, failed)', ['outcome']);
 export const toneFinished = counter('mediabridge_tones_finished_total', 'Duration-limited tones that ended');
+/** Named by the spec (WebRTC ice_restart rule 1). */
+export const iceRestartConflicts = counter('mediabridge_webrtc_ice_restart_conflicts', 'ICE restarts refused because the endpoint already had an unanswered offer');
 export const filesFinished = counter('mediabridge_files_finished_total', 'File endpoints that played to their end (or were sought past it)');
 
 const reported = new WeakMap<object, Record<string, number>>();

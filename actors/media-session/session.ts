@@ -25,19 +25,21 @@ import { FileEndpoint } from './file-endpoint.js';
 import { decodeFile, loadLocalFile } from './file-source.js';
 import { openUrl } from './url-source.js';
 import { WsEndpoint } from './ws-endpoint.js';
+import { WebRtcEndpoint, type WebRtcHost } from './webrtc-endpoint.js';
+import { checkOfferGeneration } from '../../protocols/media/sdp/webrtc.js';
 import { DEFAULT_RECORDING_QUEUE_PACKETS, Recordings } from './recording.js';
 import { RecordingStore } from './recording-store.js';
 import { BRIDGE_RATE, BridgeEndpoint, mirrorDirection } from './bridge-endpoint.js';
 import { AUDIO_PATH_PREFIX } from '../../protocols/media/commands.js';
-import { filesFinished, markReported, mediaTimeouts, reportCounters, toneFinished, transfers } from './metrics.js';
+import { filesFinished, iceRestartConflicts, markReported, mediaTimeouts, reportCounters, toneFinished, transfers } from './metrics.js';
 import { sessionIdOf, type AdoptOutcome, type BridgeAttach, type Refusal, type SessionArgs, type SessionCommand, type SessionMethod, type SessionOutcome, type SessionResults } from './messages.js';
 import type { SessionEvent, SessionEventData } from '../media-bridge/messages.js';
 import type { EndpointSnapshot, RtpState } from './snapshot.js';
 
-export type Endpoint = RtpEndpoint | ToneEndpoint | FileEndpoint | WsEndpoint | BridgeEndpoint;
-/** Endpoints that take and give PCM (no codec): mixed for, never forwarded to. */
-type PcmEndpoint = WsEndpoint | BridgeEndpoint;
-const isPcm = (ep: Endpoint | undefined): ep is PcmEndpoint => ep?.type === 'websocket' || ep?.type === 'bridge';
+export type Endpoint = RtpEndpoint | ToneEndpoint | FileEndpoint | WsEndpoint | BridgeEndpoint | WebRtcEndpoint;
+/** Endpoints that are mixed for, never forwarded to: PCM ones (WebSocket, bridge) and WebRTC (werift owns its send side). */
+type PcmEndpoint = WsEndpoint | BridgeEndpoint | WebRtcEndpoint;
+const isPcm = (ep: Endpoint | undefined): ep is PcmEndpoint => ep?.type === 'websocket' || ep?.type === 'bridge' || ep?.type === 'webrtc';
 /** Endpoints that make PCM on the session's clock (send-only sources, mixed). */
 type Generator = ToneEndpoint | FileEndpoint;
 const isGenerator = (ep: Endpoint | undefined): ep is Generator => ep?.type === 'tone' || ep?.type === 'file';
@@ -106,6 +108,8 @@ export class Session implements RtpHost {
   private targetsOf = new Map<string, Target[]>();
   /** RTP sources that a PCM destination (WebSocket, bridge) hears: always decoded, never native. */
   private pcmHeard = new Set<string>();
+  /** Every endpoint some destination hears (a WebRTC source nobody hears is not decoded). */
+  private heard = new Set<string>();
   /** Packets sent, by kind, since the last housekeeping (added to the metrics there). */
   private forwarded = 0;
   private mixedSent = 0;
@@ -173,8 +177,15 @@ export class Session implements RtpHost {
         this.add(made.ep);
         return ok(c, { endpoint_id: made.ep.id, sdp_offer: r.value });
       }
+      case 'endpoint.webrtc.create_from_offer':
+      case 'endpoint.webrtc.create_offer':
+      case 'endpoint.webrtc.accept_answer':
+      case 'endpoint.webrtc.accept_offer':
+      case 'endpoint.webrtc.ice_restart':
+        return this.webrtcCommand(c);
       case 'endpoint.accept_answer':
       case 'endpoint.rtp.accept_answer': {
+        if (c.method === 'endpoint.accept_answer' && this.endpoints.get(c.params.endpoint_id)?.type === 'webrtc') return this.webrtcCommand({ method: 'endpoint.webrtc.accept_answer', params: c.params });
         const ep = this.rtp(c.params.endpoint_id);
         if (!ep.ok) return ep.outcome;
         if ('offer_generation' in c.params && c.params.offer_generation !== undefined) return fail('INVALID_PARAMS', 'offer_generation applies to WebRTC endpoints; this is an RTP endpoint');
@@ -280,7 +291,69 @@ export class Session implements RtpHost {
         return ok(c, { session_id: this.args.sessionId, destroyed: true, lingering });
       }
       default:
-        return fail('NOT_IMPLEMENTED', `${c.method} is not available in this version of the bridge`);
+        return fail('NOT_IMPLEMENTED', `${(c as SessionCommand).method} is not available in this version of the bridge`);
+    }
+  }
+
+  // ---- WebRTC endpoints (webrtc-endpoint.ts) ------------------------------------------------
+
+  private readonly webrtcHost: WebRtcHost = {
+    stateChanged: (ep, previous) => {
+      this.env.emit('endpoint.state_changed', { endpoint_id: ep.id, type: 'webrtc', state: ep.state, previous_state: previous });
+      if (this.endpoints.get(ep.id) === ep) this.replan();
+    },
+    media: (ep, codec, payload) => {
+      if (!this.heard.has(ep.id)) {
+        ep.counters.notSourceDrops++;
+        return;
+      }
+      if (!this.clock) this.startClock();
+      try {
+        this.mixer.push(ep.id, codec, payload);
+      } catch {
+        ep.counters.malformed++;
+      }
+    },
+  };
+
+  private async webrtcCommand(c: Extract<SessionCommand, { method: `endpoint.webrtc.${string}` }>): Promise<SessionOutcome> {
+    const refuse = (r: { code: Refusal['code']; message: string }) => fail(r.code, r.message);
+    if (c.method === 'endpoint.webrtc.create_from_offer' || c.method === 'endpoint.webrtc.create_offer') {
+      if (this.endpoints.size >= this.args.maxEndpoints) return this.full();
+      const a = this.args;
+      const ep = new WebRtcEndpoint(randomUUID(), this.webrtcHost, { advertisedAddress: a.advertisedAddress, bindAddress: a.bindAddress, portMin: a.rtpPortMin, portMax: a.rtpPortMax }, c.params.direction);
+      const made = c.method === 'endpoint.webrtc.create_offer' ? await ep.offer(false) : await ep.answer(c.params.sdp);
+      if (!made.ok || this.isClosed) {
+        ep.close();
+        return made.ok ? fail('SESSION_NOT_FOUND', `session ${this.args.sessionId} closed while the endpoint was being made`) : refuse(made);
+      }
+      if (this.endpoints.size >= this.args.maxEndpoints) {
+        ep.close();
+        return this.full();
+      }
+      this.add(ep);
+      return typeof made.value === 'string' ? ok(c as { method: 'endpoint.webrtc.create_from_offer' }, { endpoint_id: ep.id, sdp_answer: made.value }) : ok(c as { method: 'endpoint.webrtc.create_offer' }, { endpoint_id: ep.id, sdp_offer: made.value.sdp });
+    }
+    const ep = this.endpoints.get(c.params.endpoint_id);
+    if (!ep) return this.noEndpoint(c.params.endpoint_id);
+    if (ep.type !== 'webrtc') return fail('ENDPOINT_ERROR', `endpoint ${ep.id} is a ${ep.type} endpoint, not a WebRTC endpoint`);
+    switch (c.method) {
+      case 'endpoint.webrtc.accept_answer': {
+        // Spec rule 1: the generation before anything of the SDP is read.
+        const wrong = checkOfferGeneration(ep.pendingGeneration, c.params.offer_generation);
+        if (wrong) return refuse(wrong);
+        const r = await ep.acceptAnswer(c.params.sdp);
+        return r.ok ? ok(c, {}) : refuse(r);
+      }
+      case 'endpoint.webrtc.accept_offer': {
+        const r = await ep.answer(c.params.sdp);
+        return r.ok ? ok(c, { sdp_answer: r.value }) : refuse(r);
+      }
+      case 'endpoint.webrtc.ice_restart': {
+        const r = await ep.offer(true);
+        if (!r.ok && r.code === 'OFFER_PENDING') iceRestartConflicts.inc();
+        return r.ok ? ok(c, { sdp_offer: r.value.sdp, offer_generation: r.value.generation }) : refuse(r);
+      }
     }
   }
 
@@ -482,7 +555,7 @@ export class Session implements RtpHost {
     } catch (err) {
       return { ok: false, outcome: fail('ENDPOINT_ERROR', (err as Error).message) };
     }
-    const local = { address: this.args.advertisedAddress, family: this.args.family, port: sockets.port, rtcpPort: sockets.rtcpPort, sessionId: String(Date.now()), sessionVersion: this.sessionVersion++ };
+    const local = { address: this.args.advertisedAddress, family: this.args.family, port: sockets.port, rtcpPort: sockets.rtcpPort, sessionId: String(Date.now()), sessionVersion: this.sessionVersion++, allowedNetworks: this.args.allowedNetworks ?? [] };
     return { ok: true, ep: RtpEndpoint.fresh(randomUUID(), this, local, sockets, direction) };
   }
 
@@ -514,7 +587,7 @@ export class Session implements RtpHost {
 
   /** Take an endpoint out of routing (remove, transfer). */
   private detach(ep: Endpoint): void {
-    if (ep.type === 'rtp') reportCounters(ep, ep.counters);
+    if (ep.type === 'rtp' || ep.type === 'webrtc') reportCounters(ep, ep.counters);
     this.endpoints.delete(ep.id);
     this.mixer.forget(ep.id);
     this.replan();
@@ -526,6 +599,7 @@ export class Session implements RtpHost {
     if (targetSessionId === this.args.sessionId) return fail('INVALID_PARAMS', 'target_session_id is this session; a transfer moves an endpoint to another session');
     const ep = this.endpoints.get(id);
     if (!ep) return this.noEndpoint(id);
+    if (ep.type === 'webrtc') return fail('NOT_IMPLEMENTED', 'transfer of a WebRTC endpoint is not available in this version of the bridge');
     if (ep.type !== 'rtp') return fail('INVALID_PARAMS', `a ${ep.type} endpoint cannot be transferred (only RTP and WebRTC endpoints can)`);
     if (!targetActor) return fail('SESSION_NOT_FOUND', `session ${targetSessionId} does not exist`);
     // Spec, transfer rule 2: active recordings on the endpoint are stopped (a rollback does not restart them).
@@ -726,10 +800,12 @@ export class Session implements RtpHost {
     this.plan = routingPlan(nodes);
     this.targetsOf.clear();
     this.pcmHeard.clear();
+    this.heard.clear();
     let mixing = false;
     for (const route of this.plan.values()) {
       if (route.mode === 'mix') mixing = true;
       const dest = this.endpoints.get(route.destination);
+      for (const s of route.sources) this.heard.add(s);
       if (isPcm(dest)) for (const s of route.sources) this.pcmHeard.add(s);
       if (dest?.type !== 'rtp' || !dest.negotiated) continue;
       const send = dest.negotiated.sendCodec;
@@ -775,6 +851,12 @@ export class Session implements RtpHost {
       if (d?.type === 'bridge') {
         const pcm = this.mixer.mixPcm(BRIDGE_RATE, this.mixSources(route));
         if (pcm) this.env.bridgeAudio(d.peer.actor, d.peer.endpointId, d.frameOut(pcm));
+        continue;
+      }
+      if (d?.type === 'webrtc') {
+        const codec = d.sendCodec?.name;
+        const payload = codec ? this.mixer.mixFor(d.id, codec, this.mixSources(route)) : null;
+        if (payload) d.send(payload);
         continue;
       }
       if (d?.type !== 'rtp' || !d.negotiated) continue;
@@ -823,6 +905,14 @@ export class Session implements RtpHost {
     this.forwarded = this.mixedSent = this.toneSent = 0;
     const reports = ++this.reportsDue % 5 === 0;
     for (const ep of this.endpoints.values()) {
+      if (ep.type === 'webrtc') {
+        ep.checkConsent(now);
+        if (ep.checkTimeout(now, this.args.mediaTimeoutMs)) {
+          mediaTimeouts.inc();
+          this.env.emit('endpoint.media_timeout', { endpoint_id: ep.id, last_packet_at: ep.lastPacketAt, timeout_ms: this.args.mediaTimeoutMs });
+        }
+        reportCounters(ep, ep.counters);
+      }
       if (ep.type !== 'rtp') continue;
       if (ep.checkTimeout(now)) {
         mediaTimeouts.inc();
@@ -872,7 +962,7 @@ export class Session implements RtpHost {
       if (this.housekeepingTimer) clearTimeout(this.housekeepingTimer);
       this.housekeepingTimer = null;
       for (const ep of this.endpoints.values()) {
-        if (ep.type === 'rtp') reportCounters(ep, ep.counters);
+        if (ep.type === 'rtp' || ep.type === 'webrtc') reportCounters(ep, ep.counters);
         ep.close('session closed');
       }
       void this.recordings.closeAll();

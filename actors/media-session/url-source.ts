@@ -21,7 +21,8 @@ import { lookup } from 'node:dns/promises';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { checkRedirect, checkUrl, hostOf, parseIp, refuseAddress, type UrlPolicy } from '../../protocols/media/url-policy.js';
+import { parseIp } from '../../protocols/media/ip.js';
+import { checkRedirect, checkUrl, hostOf, refuseAddress, type UrlPolicy } from '../../protocols/media/url-policy.js';
 
 export interface UrlFetchOptions {
   policy: UrlPolicy;

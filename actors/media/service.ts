@@ -7,12 +7,15 @@ import { isIP } from 'node:net';
 import { isAbsolute } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { bool, int, oneOf, str, type Setting, type Values } from '../../runtime/config/settings.js';
-import { parseNetworks, parseOrigins, type Cidr } from '../../protocols/media/url-policy.js';
+import { parseOrigins } from '../../protocols/media/url-policy.js';
+import { parseCidrList, type Cidr } from '../../protocols/media/ip.js';
 import { defineService } from '../../runtime/service.js';
 import { PEER_POLICIES } from '../../protocols/media/types.js';
 import { BRIDGE_ID, type BridgeArgs } from '../media-bridge/messages.js';
 import { isLoopback } from '../../runtime/http/bearer.js';
 import { isValidBucketName } from '../../protocols/objstore/paths.js';
+import { parseNetworks } from '../../protocols/media/sdp/address-policy.js';
+import { normalOrigin } from '../media-bridge/upgrade-guard.js';
 
 const ipOrEmpty = (v: string) => v === '' || isIP(v) !== 0;
 
@@ -45,7 +48,7 @@ export const mediaSettings = {
     description: 'Networks (CIDR, comma-separated) where a file URL may resolve although they are loopback, private, link-local or otherwise not public; empty: public unicast addresses only',
     expect: 'comma-separated networks like 10.20.0.0/16,fd00:1::/64',
     default: [] as Cidr[],
-    parse: (raw: string) => parseNetworks(raw),
+    parse: (raw: string) => parseCidrList(raw),
     show: (v: Cidr[]) => v.map((c) => c.text).join(',') || '(none)',
   } satisfies Setting<Cidr[]>,
   fileCa: str({ env: 'MEDIA_FILE_CA', flag: 'media-file-ca', description: 'PEM file of extra CA certificates trusted for https file URLs (a private CA), beside the system ones', expect: 'an absolute file path or empty', default: '', valid: (v) => isAbsolute(v) }),
@@ -54,6 +57,9 @@ export const mediaSettings = {
   recordingDir: str({ env: 'MEDIA_RECORDING_DIR', flag: 'media-recording-dir', description: 'Directory recording.start writes PCAP files to (empty: recording is off)', expect: 'an absolute directory path or empty', default: '', valid: (v) => isAbsolute(v) }),
   recordingQueuePackets: int({ env: 'MEDIA_RECORDING_QUEUE_PACKETS', flag: 'media-recording-queue-packets', description: 'Packets a recording keeps waiting for the disk at most; beyond, they are dropped and counted (dropped_packets)', min: 1, max: 1_000_000, default: 1000 }),
   recordingBucket: str({ env: 'MEDIA_RECORDING_BUCKET', flag: 'media-recording-bucket', description: "Bucket a finished recording is stored in as an object (<bucket>/<session_id>/<file name>) when the object store runs in this daemon; the local file is then deleted (empty: recordings stay in MEDIA_RECORDING_DIR)", expect: 'a bucket name (no /, not starting with $) or empty', default: '', valid: (v) => v === '' || isValidBucketName(v) }),
+  maxSessionsPerConnection: int({ env: 'MEDIA_MAX_SESSIONS_PER_CONNECTION', flag: 'media-max-sessions-per-connection', description: 'Sessions one command connection may hold at once (created or attached)', min: 1, max: 1_000_000, default: 500 }),
+  allowedOrigins: str({ env: 'MEDIA_ALLOWED_ORIGINS', flag: 'media-allowed-origins', description: 'Comma-separated origins (scheme://host[:port]) whose web pages may open the command channel (empty: an upgrade with an Origin header is refused)', expect: 'comma-separated origins like https://ops.example:8443', default: '', valid: (v) => v.split(',').every((o) => /^[a-z][a-z0-9+.-]*:\/\/[^/\s]+\/?$/i.test(o.trim())) }),
+  allowedNetworks: str({ env: 'MEDIA_ALLOWED_NETWORKS', flag: 'media-allowed-networks', description: 'Comma-separated networks (CIDR) in which SDP may name broadcast, multicast, unspecified or link-local media addresses (empty: such addresses are refused)', expect: 'comma-separated IP addresses or CIDR networks', default: '', valid: (v) => parseNetworks(v).ok }),
   allowOpenWithoutToken: bool({ env: 'MEDIA_ALLOW_OPEN', flag: 'media-allow-open', description: 'Allow a non-loopback MEDIA_HOST without a token (not recommended)', default: false }),
 };
 
@@ -96,6 +102,9 @@ export function bridgeArgs(v: MediaValues): BridgeArgs {
     orphanTimeoutMs: v.orphanTimeoutMs,
     maxEndpointsPerSession: v.maxEndpointsPerSession,
     maxSessions: v.maxSessions,
+    maxSessionsPerConnection: v.maxSessionsPerConnection,
+    allowedOrigins: v.allowedOrigins.split(',').map((o) => normalOrigin(o)).filter(Boolean),
+    allowedNetworks: v.allowedNetworks.split(',').map((n) => n.trim()).filter(Boolean),
     peerPolicy: v.peerPolicy,
     fileDir: v.fileDir || null,
     fileMaxBytes: v.fileMaxBytes,

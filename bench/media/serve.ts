@@ -58,6 +58,7 @@ try {
     mediaTimeoutMs: 600_000,
     orphanTimeoutMs: 1000,
     maxSessions: 100_000,
+    maxSessionsPerConnection: 100_000,
   });
   await system.start({ id: 'media.supervisor', children: [{ id: BRIDGE_ID, module: BRIDGE_MODULE, args }] });
   const info = await system.ref<BridgeProtocol>(BRIDGE_ID).request({ type: 'info' });

@@ -26,7 +26,11 @@ export type ErrorCode =
   | 'NOT_IMPLEMENTED'
   | 'LIMIT_EXCEEDED'
   | 'UNAUTHORIZED'
-  | 'INTERNAL_ERROR';
+  | 'INTERNAL_ERROR'
+  // WebRTC (the spec says both are rejected, not how): accept_answer's offer_generation is not
+  // the pending offer's; ice_restart while the endpoint's offer is still unanswered.
+  | 'OFFER_GENERATION_MISMATCH'
+  | 'OFFER_PENDING';
 
 export interface CommandRequest {
   id: string;

@@ -25,7 +25,7 @@ test('malformed messages get clear errors and the connection keeps working', asy
   t.is(await code(c.call('no.such.method', {})), 'METHOD_NOT_FOUND');
   t.is(await code(c.call('session.info', {})), 'NO_SESSION');
   const { session_id } = await c.call('session.create', {});
-  t.is(await code(c.call('endpoint.webrtc.create_offer', {})), 'NOT_IMPLEMENTED');
+  t.is(await code(c.call('endpoint.webrtc.accept_answer', { endpoint_id: 'nope', sdp: 'v=0' })), 'ENDPOINT_ERROR');
   t.regex(session_id, /^[0-9a-f-]{36}$/);
   const err = (await c.call('endpoint.create_tone', { tone: 'sine', frequency: 25_000 }).catch((e) => e)) as MediaBridgeError;
   t.is(err.code, 'INVALID_PARAMS');

@@ -13,7 +13,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { parseNetworks, parseOrigins } from '../../protocols/media/url-policy.js';
+import { parseCidrList } from '../../protocols/media/ip.js';
+import { parseOrigins } from '../../protocols/media/url-policy.js';
 import type { MediaValues } from '../../actors/media/service.js';
 import { audioTempDir, dominantFrequency, ffmpeg } from '../helpers/audio.js';
 import { bridgeSession, leg, outcome, RtpPeer, sleep } from '../helpers/media.js';
@@ -53,7 +54,7 @@ test('a URL file is buffering while it downloads, then plays its tone into an RT
       setTimeout(() => res.end(wav.subarray(100)), 400); // the body takes 400 ms: buffering is seen
     } else res.writeHead(404).end();
   });
-  const { c } = await bridgeSession(t, url({ fileOrigins: [srv.origin], fileNetworks: parseNetworks('127.0.0.0/8') }));
+  const { c } = await bridgeSession(t, url({ fileOrigins: [srv.origin], fileNetworks: parseCidrList('127.0.0.0/8') }));
   const peer = await RtpPeer.open(t);
   await leg(c, peer);
   const source = `${srv.origin}/audio/tone.wav?token=secret-in-query`;
@@ -115,7 +116,7 @@ test('SSRF: every refusal is the create\'s ENDPOINT_ERROR, names the rule, and c
     t,
     url({
       fileOrigins: parseOrigins([a.origin, b.origin, s.origin, 'http://10.1.2.3', 'http://169.254.169.254', 'http://[::ffff:127.0.0.1]:8080'].join(',')),
-      fileNetworks: parseNetworks('127.0.0.2/32'),
+      fileNetworks: parseCidrList('127.0.0.2/32'),
       fileCa: join(dir, 'cert.pem'),
       fileMaxBytes: 100_000,
     }),
@@ -169,7 +170,7 @@ test('failures after the answer finish the endpoint with endpoint.file.finished 
       more();
     } else res.writeHead(200, { 'Content-Type': 'audio/wav' }).end('this is not a wav file at all, but long enough to probe');
   });
-  const { c } = await bridgeSession(t, url({ fileOrigins: [srv.origin], fileNetworks: parseNetworks('127.0.0.1/32'), fileMaxBytes: 200_000 }));
+  const { c } = await bridgeSession(t, url({ fileOrigins: [srv.origin], fileNetworks: parseCidrList('127.0.0.1/32'), fileMaxBytes: 200_000 }));
   const cases: Array<[Record<string, unknown>, RegExp]> = [
     [{ source: `${srv.origin}/stall`, timeout_ms: 500 }, /no complete answer within timeout_ms 500/],
     [{ source: `${srv.origin}/endless` }, /grew past 200000 bytes/],

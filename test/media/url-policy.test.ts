@@ -1,6 +1,7 @@
 /** protocols/media/url-policy.ts: the SSRF rules of URL file sources, case by case. */
 import test from 'ava';
-import { checkRedirect, checkUrl, hostOf, inCidr, parseCidr, parseIp, parseNetworks, parseOrigins, refuseAddress, specialRange, MAX_REDIRECTS, type UrlPolicy } from '../../protocols/media/url-policy.js';
+import { inCidr, parseCidr, parseIp, parseCidrList } from '../../protocols/media/ip.js';
+import { checkRedirect, checkUrl, hostOf, parseOrigins, refuseAddress, specialRange, MAX_REDIRECTS, type UrlPolicy } from '../../protocols/media/url-policy.js';
 
 const hex = (b: Uint8Array | null) => (b ? Buffer.from(b).toString('hex') : null);
 
@@ -54,7 +55,7 @@ test('specialRange names every class the rules refuse; public addresses are null
 });
 
 test('networks: CIDR parsing, matching, and their refusals', (t) => {
-  const n = parseNetworks('10.20.0.0/16, fd00:1::/64,192.168.5.7');
+  const n = parseCidrList('10.20.0.0/16, fd00:1::/64,192.168.5.7');
   t.deepEqual(n.map((c) => c.prefix), [112, 64, 128]);
   t.true(inCidr(parseIp('10.20.3.4')!, n[0]!));
   t.false(inCidr(parseIp('10.21.0.1')!, n[0]!));
@@ -67,7 +68,7 @@ test('networks: CIDR parsing, matching, and their refusals', (t) => {
   t.throws(() => parseCidr('fd00::/129'), { message: /0–128/ });
   t.throws(() => parseCidr('example.com/8'), { message: /is not a network/ });
   t.throws(() => parseCidr('10.0.0.0/8/9'), { message: /is not a network/ });
-  t.throws(() => parseNetworks('10.0.0.0/8,nope'), { message: /"nope" is not a network/ });
+  t.throws(() => parseCidrList('10.0.0.0/8,nope'), { message: /"nope" is not a network/ });
   const policy: UrlPolicy = { origins: [], networks: n };
   t.is(refuseAddress('10.20.9.9', policy), null, 'allowed by the network');
   t.regex(refuseAddress('10.30.9.9', policy) ?? '', /10\.30\.9\.9 is private \(RFC 1918\), and not in MEDIA_FILE_NETWORKS/);

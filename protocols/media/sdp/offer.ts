@@ -58,6 +58,7 @@ export function buildOffer(p: {
     sessionVersion: p.local.sessionVersion,
     profile: p.profile,
     family: p.local.family,
+    allowedNetworks: p.local.allowedNetworks,
     offered: p.codecs,
     offeredTelephoneEvents: p.telephoneEvents,
     mLines,
@@ -111,8 +112,8 @@ export function acceptAnswer(pending: PendingOffer, answerSdp: string): Result<N
     return fail(`${name}: rule 6: profile ${s.protocol} does not match our offered ${pending.profile}`);
   }
   if (s.portCount !== null && s.portCount !== 1) return fail(`${name}: port count ${s.portCount} is not supported`);
-  const addrErr = checkAddress(s.connection, pending.family, 'media address')
-    ?? (s.rtcp?.connection ? checkAddress(s.rtcp.connection, pending.family, 'a=rtcp address') : null);
+  const addrErr = checkAddress(s.connection, pending.family, 'media address', pending.allowedNetworks)
+    ?? (s.rtcp?.connection ? checkAddress(s.rtcp.connection, pending.family, 'a=rtcp address', pending.allowedNetworks) : null);
   if (addrErr) return fail(`${name}: rule 6: ${addrErr}`);
   const remote = remoteOf(s, s.connection!.address);
   if (!remote.ok) return fail(`${name}: ${remote.error}`);

@@ -18,6 +18,7 @@
 import type { CodecName, SrtpSuite } from '../types.js';
 import { sectionCodecs, type SectionCodecs } from './codecs.js';
 import { checkSdes } from './crypto.js';
+import { isHoldAddress, parseNetworks, refusedAddress, type Network } from './address-policy.js';
 import type { Connection, SdpView, SectionView } from './parse.js';
 import { fail, ok, type LocalMedia, type RemoteTransport, type Result, type RtpProfile, type SdesKey } from './types.js';
 
@@ -47,11 +48,19 @@ export function describe(s: SectionView): string {
   return `m-section ${s.index} (${s.type} ${s.protocol})`;
 }
 
-export function checkAddress(c: Connection | null, family: LocalMedia['family'], what: string): string | null {
+/** `networks`: MEDIA_ALLOWED_NETWORKS (address-policy.ts), the special addresses it lets through. */
+export function checkAddress(c: Connection | null, family: LocalMedia['family'], what: string, networks: readonly string[] = []): string | null {
   if (c === null) return `no c= line for the ${what}`;
   if (c.problem) return `${what}: ${c.problem}`;
   if (c.family !== family) return `${what} is ${c.family}, our media address is ${family}`;
-  return null;
+  const refused = refusedAddress(c.address, networks.length ? allowedNetworks(networks) : []);
+  return refused ? `${what}: ${refused}` : null;
+}
+
+/** The allow-list's entries, parsed (they were checked at start-up: a bad one here allows nothing). */
+function allowedNetworks(list: readonly string[]): Network[] {
+  const r = parseNetworks(list.join(','));
+  return r.ok ? r.value : [];
 }
 
 const validPort = (p: number): boolean => Number.isInteger(p) && p > 0 && p < 65536;
@@ -88,10 +97,10 @@ function evaluate(s: SectionView, local: LocalMedia, allowed: readonly CodecName
     const dtls = /^UDP\/TLS\/RTP\/SAVPF?$/i.test(s.protocol) ? ' (DTLS-SRTP/WebRTC is not an RTP endpoint profile)' : '';
     return fail(`rule 6: unsupported transport profile ${s.protocol}${dtls}`);
   }
-  const addrErr = checkAddress(s.connection, local.family, 'media address');
+  const addrErr = checkAddress(s.connection, local.family, 'media address', local.allowedNetworks);
   if (addrErr) return fail(`rule 6: ${addrErr}`);
   if (s.rtcp?.connection) {
-    const e = checkAddress(s.rtcp.connection, local.family, 'a=rtcp address');
+    const e = checkAddress(s.rtcp.connection, local.family, 'a=rtcp address', local.allowedNetworks);
     if (e) return fail(`rule 6: ${e}`);
   }
   const address = s.connection?.address ?? '';
@@ -112,7 +121,7 @@ function evaluate(s: SectionView, local: LocalMedia, allowed: readonly CodecName
   } else if (sec.mode === 'secure') {
     return fail('rule 8: plain RTP offered to an SRTP endpoint (no downgrade)');
   }
-  const holdAddress = address === '0.0.0.0' || /^[0:]+$/.test(address);
+  const holdAddress = isHoldAddress(address);
   return ok({ section: s, profile, secure: recvKey !== null, recvKey, remote: remote.value, codecs, holdAddress });
 }
 

@@ -80,6 +80,8 @@ export interface LocalMedia {
   rtcpPort: number;
   sessionId: string;
   sessionVersion: number;
+  /** MEDIA_ALLOWED_NETWORKS: special remote addresses (broadcast, multicast, link-local…) allowed anyway (address-policy.ts). */
+  allowedNetworks?: readonly string[];
 }
 
 export type Result<T> = { ok: true; value: T } | { ok: false; error: string };
@@ -98,6 +100,8 @@ export interface PendingOffer {
   profile: RtpProfile;
   /** Address family of our media address (the answer must use the same). */
   family: 'IP4' | 'IP6';
+  /** The offer's LocalMedia.allowedNetworks, for the answer's addresses. */
+  allowedNetworks?: readonly string[];
   /** Codecs as offered, with our PTs, in offer order (the receive PT map). */
   offered: CodecChoice[];
   /** Telephone-event PTs we offered. */

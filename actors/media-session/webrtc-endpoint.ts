@@ -1,0 +1,333 @@
+/**
+ * A WebRTC endpoint: one werift RTCPeerConnection (ICE, DTLS, SRTP) with one audio transceiver,
+ * and hostd's own rules around it: the offer/answer state with its generation (one outstanding
+ * offer), the pinned peer fingerprint, the state machine the spec names, the replay check werift
+ * lacks, and the media hand-off to the session's mixer.
+ *
+ * Decisions:
+ * - werift is configured closed: no STUN/TURN servers (its default is Google's STUN), host
+ *   candidates on the bridge's advertised address only (keepCandidates strips the others werift
+ *   gathers), its sockets inside MEDIA_RTP_PORT_MIN..MAX, ICE lite (the bridge is always
+ *   reachable on its host candidate; the browser is the controlling agent).
+ * - Audio only: Opus (PT 111), PCMU (0), PCMA (8), telephone-event/48000 (101) and /8000 (126).
+ *   The SDP direction is always sendrecv; the endpoint's direction is enforced by routing, as
+ *   for every endpoint (the spec's peer point of view).
+ * - In routing a WebRTC endpoint is always mixed (decoded, mixed, encoded on the 20 ms clock),
+ *   never forwarded to: werift owns the SRTP send side and its sequence/timestamp rewriting, so
+ *   a forwarded stream gains nothing over a generated one here. Telephone-events from the
+ *   browser are counted and dropped in this version.
+ * - States: new → connecting → connected → disconnected, from werift's connectionState
+ *   (`failed` and `closed` are `disconnected`). Consent freshness (RFC 7675): an ICE lite agent
+ *   sends no checks, so the endpoint watches the peer's (werift's STUN hook): none for 30 s and
+ *   a connected endpoint is `disconnected`; it stays so until an ICE restart brings it back.
+ * - Replays: werift's SRTP has no replay window; after decryption a packet whose index (ROC and
+ *   sequence, per SSRC) was seen or is older than the 1024-packet window is dropped and counted
+ *   in `srtpReplays`.
+ */
+import {
+  RTCPeerConnection,
+  RTCRtpCodecParameters,
+  RtpPacket,
+  type MediaStreamTrack,
+  type RTCRtpTransceiver,
+} from 'werift';
+import type { EndpointInfo } from '../../protocols/media/results.js';
+import type { CodecName, Direction } from '../../protocols/media/types.js';
+import { keepCandidates, withoutCandidateGeneration, remoteFingerprint, sameFingerprint, showFingerprint, type Fingerprint } from '../../protocols/media/sdp/webrtc.js';
+import { buildRtp } from '../../protocols/media/rtp.js';
+import { ReplayWindow, estimateRoc } from '../../protocols/media/srtp/replay.js';
+import { rtpTimestampIncrement } from './codecs.js';
+import type { EndpointCloseReason } from './rtp-endpoint.js';
+
+export type WebRtcState = 'new' | 'connecting' | 'connected' | 'disconnected';
+
+/** What the endpoint needs from its session. */
+export interface WebRtcHost {
+  stateChanged(ep: WebRtcEndpoint, previous: WebRtcState): void;
+  /** An RTP payload the peer sent, decrypted and checked (the session decodes it for the mixer). */
+  media(ep: WebRtcEndpoint, codec: CodecName, payload: Uint8Array): void;
+}
+
+export interface WebRtcConfig {
+  advertisedAddress: string;
+  bindAddress: string;
+  portMin: number;
+  portMax: number;
+}
+
+const REPLAY_WINDOW = 1024;
+/** RFC 7675: consent expires 30 s after the last check that succeeded. */
+export const CONSENT_TIMEOUT_MS = 30_000;
+
+const CODECS_BY_MIME: Record<string, CodecName> = { 'audio/opus': 'opus', 'audio/pcmu': 'pcmu', 'audio/pcma': 'pcma' };
+
+function audioCodecs(): RTCRtpCodecParameters[] {
+  return [
+    new RTCRtpCodecParameters({ mimeType: 'audio/opus', clockRate: 48000, channels: 2, payloadType: 111 }),
+    new RTCRtpCodecParameters({ mimeType: 'audio/PCMU', clockRate: 8000, channels: 1, payloadType: 0 }),
+    new RTCRtpCodecParameters({ mimeType: 'audio/PCMA', clockRate: 8000, channels: 1, payloadType: 8 }),
+    new RTCRtpCodecParameters({ mimeType: 'audio/telephone-event', clockRate: 48000, channels: 1, payloadType: 101 }),
+    new RTCRtpCodecParameters({ mimeType: 'audio/telephone-event', clockRate: 8000, channels: 1, payloadType: 126 }),
+  ];
+}
+
+export type Outcome<T> = { ok: true; value: T } | { ok: false; code: 'ENDPOINT_ERROR' | 'OFFER_GENERATION_MISMATCH' | 'OFFER_PENDING'; message: string };
+
+export class WebRtcEndpoint {
+  readonly type = 'webrtc' as const;
+  state: WebRtcState = 'new';
+  override: Direction | null = null;
+  /** Incremented by each ICE restart (spec: the offer generation). */
+  generation = 0;
+  /** The generation of our unanswered offer, or null. */
+  pendingGeneration: number | null = null;
+  fingerprint: Fingerprint | null = null;
+  lastPacketAt: number | null = null;
+  private readonly createdAt = Date.now();
+  /** When the peer's last ICE check (STUN binding request) arrived. */
+  private lastCheckAt = Date.now();
+  private timedOut = false;
+  readonly counters = { packetsIn: 0, bytesIn: 0, packetsOut: 0, bytesOut: 0, srtpReplays: 0, malformed: 0, telephoneEventsDropped: 0, notSourceDrops: 0 };
+  readonly pc: RTCPeerConnection;
+  private readonly transceiver: RTCRtpTransceiver;
+  private readonly replay = new Map<number, { roc: number; highestSeq: number; window: ReplayWindow }>();
+  private readonly out = { seq: Math.floor(Math.random() * 0x10000), ts: Math.floor(Math.random() * 0x100000000) };
+  private closedBy: EndpointCloseReason | null = null;
+
+  constructor(
+    readonly id: string,
+    private readonly host: WebRtcHost,
+    private readonly config: WebRtcConfig,
+    readonly baseDirection: Direction,
+  ) {
+    const loopback = /^127\./.test(config.advertisedAddress) || config.advertisedAddress === '::1';
+    this.pc = new RTCPeerConnection({
+      iceServers: [],
+      iceLite: true,
+      codecs: { audio: audioCodecs(), video: [] },
+      icePortRange: [config.portMin, config.portMax],
+      iceUseIpv6: config.advertisedAddress.includes(':'),
+      iceUseIpv4: !config.advertisedAddress.includes(':'),
+      iceInterfaceAddresses: config.advertisedAddress.includes(':') ? { udp6: config.advertisedAddress } : { udp4: config.advertisedAddress },
+      iceAdditionalHostAddresses: loopback ? [config.advertisedAddress] : undefined,
+      // Consent freshness as an ICE lite agent: the browser's checks keep consent; we note each.
+      iceFilterStunResponse: () => {
+        this.lastCheckAt = Date.now();
+        return true;
+      },
+    });
+    this.transceiver = this.pc.addTransceiver('audio', { direction: 'sendrecv' });
+    this.pc.connectionStateChange.subscribe((s) => this.connection(s));
+    // werift fires onTrack again for the same track on a renegotiation: subscribe once per track.
+    const tracks = new WeakSet<MediaStreamTrack>();
+    this.pc.onTrack.subscribe((track: MediaStreamTrack) => {
+      if (tracks.has(track)) return;
+      tracks.add(track);
+      track.onReceiveRtp.subscribe((rtp: RtpPacket) => this.receive(rtp));
+    });
+  }
+
+  /** The direction routing uses: the requested one (or the override) while connected. */
+  get direction(): Direction {
+    return this.state === 'connected' ? (this.override ?? this.baseDirection) : 'inactive';
+  }
+
+  /** The codec we send in: the first one the negotiation kept. */
+  get sendCodec(): { name: CodecName; pt: number } | null {
+    const c = this.transceiver.sender.codec;
+    const name = c ? CODECS_BY_MIME[c.mimeType.toLowerCase()] : undefined;
+    return c && name ? { name, pt: c.payloadType } : null;
+  }
+
+  private connection(s: string): void {
+    const next: WebRtcState = s === 'new' ? 'new' : s === 'connecting' ? 'connecting' : s === 'connected' ? 'connected' : 'disconnected';
+    if (next === this.state || this.closedBy) return;
+    if (next === 'connected') this.lastCheckAt = Date.now();
+    const previous = this.state;
+    this.state = next;
+    this.host.stateChanged(this, previous);
+  }
+
+  /** Check a remote SDP's fingerprint against the pinned one (before werift sees the SDP). */
+  private checkIdentity(sdp: string): Outcome<Fingerprint> {
+    const f = remoteFingerprint(sdp);
+    if (!f.ok) return { ok: false, code: 'ENDPOINT_ERROR', message: f.error };
+    if (this.fingerprint && !sameFingerprint(this.fingerprint, f.value)) {
+      return { ok: false, code: 'ENDPOINT_ERROR', message: `the DTLS fingerprint changed (pinned ${showFingerprint(this.fingerprint)}, got ${showFingerprint(f.value)}): a different peer needs a new endpoint, not a renegotiation` };
+    }
+    return { ok: true, value: f.value };
+  }
+
+  /**
+   * werift 0.24.4 restarts ICE (new credentials, nominated pair cleared) but its connect() skips
+   * the ICE start while DTLS is still connected, so after an ICE restart no pair is nominated
+   * again and our packets go nowhere. Start the restarted ICE transports ourselves, without
+   * waiting (the peer's checks arrive once it has our SDP).
+   */
+  private resumeIce(): void {
+    for (const t of this.pc.iceTransports) {
+      if (t.state !== 'connected' && t.state !== 'closed' && this.pc.dtlsTransports.some((d) => d.state === 'connected')) void t.start().catch(() => undefined);
+    }
+  }
+
+  private localSdp(): string {
+    return keepCandidates(this.pc.localDescription!.sdp, this.config.advertisedAddress);
+  }
+
+  private async attempt<T>(what: string, fn: () => Promise<T>): Promise<Outcome<T>> {
+    try {
+      return { ok: true, value: await fn() };
+    } catch (err) {
+      return { ok: false, code: 'ENDPOINT_ERROR', message: `${what}: ${(err as Error).message}` };
+    }
+  }
+
+  /** create_from_offer, and accept_offer (a remote renegotiation or ICE restart): our answer. */
+  async answer(offerSdp: string): Promise<Outcome<string>> {
+    const identity = this.checkIdentity(offerSdp);
+    if (!identity.ok) return identity;
+    if (!/^m=audio /m.test(offerSdp)) return { ok: false, code: 'ENDPOINT_ERROR', message: 'the offer has no m=audio section' };
+    const r = await this.attempt('the offer was not applied', async () => {
+      // Glare: a remote offer while ours waits drops ours (the peer's renegotiation wins).
+      if (this.pc.signalingState === 'have-local-offer') await this.pc.setLocalDescription({ type: 'rollback' });
+      this.pendingGeneration = null;
+      await this.pc.setRemoteDescription({ type: 'offer', sdp: withoutCandidateGeneration(offerSdp) });
+      if (!this.sendCodec) throw new Error('no codec in common (we take opus, PCMU, PCMA)');
+      await this.pc.setLocalDescription(await this.pc.createAnswer());
+      this.resumeIce();
+      return this.localSdp();
+    });
+    if (r.ok) this.fingerprint ??= identity.value;
+    return r;
+  }
+
+  /** create_offer and ice_restart: our offer, pending until its answer. */
+  async offer(iceRestart: boolean): Promise<Outcome<{ sdp: string; generation: number }>> {
+    if (this.pendingGeneration !== null) {
+      return { ok: false, code: 'OFFER_PENDING', message: `the endpoint's offer of generation ${this.pendingGeneration} is still unanswered; answer it (accept_answer) before another restart` };
+    }
+    return this.attempt('the offer was not made', async () => {
+      if (iceRestart) this.generation++;
+      await this.pc.setLocalDescription(await this.pc.createOffer({ iceRestart }));
+      this.pendingGeneration = this.generation;
+      return { sdp: this.localSdp(), generation: this.generation };
+    });
+  }
+
+  /** accept_answer: the generation was checked by the caller (before any parsing). */
+  async acceptAnswer(answerSdp: string): Promise<Outcome<null>> {
+    const identity = this.checkIdentity(answerSdp);
+    if (!identity.ok) return identity;
+    const r = await this.attempt('the answer was not applied', async () => {
+      await this.pc.setRemoteDescription({ type: 'answer', sdp: withoutCandidateGeneration(answerSdp) });
+      this.resumeIce();
+      return null;
+    });
+    if (r.ok) {
+      this.pendingGeneration = null;
+      this.fingerprint ??= identity.value;
+    }
+    return r;
+  }
+
+  private receive(rtp: RtpPacket): void {
+    if (this.closedBy) return;
+    const h = rtp.header;
+    if (!this.fresh(h.ssrc, h.sequenceNumber)) {
+      this.counters.srtpReplays++;
+      return;
+    }
+    this.counters.packetsIn++;
+    this.counters.bytesIn += rtp.payload.length;
+    this.lastPacketAt = Date.now();
+    this.timedOut = false;
+    const codec = this.transceiver.codecs.find((c) => c.payloadType === h.payloadType);
+    const name = codec ? CODECS_BY_MIME[codec.mimeType.toLowerCase()] : undefined;
+    if (!name) {
+      if (codec?.mimeType.toLowerCase() === 'audio/telephone-event') this.counters.telephoneEventsDropped++;
+      else this.counters.malformed++;
+      return;
+    }
+    this.host.media(this, name, rtp.payload);
+  }
+
+  /** The replay check werift lacks (after its decryption): true when the packet is new. */
+  private fresh(ssrc: number, seq: number): boolean {
+    let s = this.replay.get(ssrc);
+    if (!s) {
+      s = { roc: 0, highestSeq: seq, window: new ReplayWindow(REPLAY_WINDOW, seq) };
+      this.replay.set(ssrc, s);
+      s.window.accept(seq);
+      return true;
+    }
+    const roc = estimateRoc(s.roc, s.highestSeq, seq);
+    const index = roc * 0x10000 + seq;
+    if (s.window.check(index) !== 'ok') return false;
+    s.window.accept(index);
+    if (index >= s.roc * 0x10000 + s.highestSeq) {
+      s.roc = roc;
+      s.highestSeq = seq;
+    }
+    return true;
+  }
+
+  /** One encoded 20 ms frame to the peer (werift protects it and sets SSRC and PT). */
+  send(payload: Uint8Array): void {
+    const codec = this.sendCodec;
+    if (!codec || this.state !== 'connected' || this.closedBy) return;
+    const packet = buildRtp({ marker: false, payloadType: codec.pt, sequenceNumber: this.out.seq, timestamp: this.out.ts >>> 0, ssrc: 0 }, payload);
+    this.out.seq = (this.out.seq + 1) & 0xffff;
+    this.out.ts = (this.out.ts + rtpTimestampIncrement(codec.name)) >>> 0;
+    this.counters.packetsOut++;
+    this.counters.bytesOut += payload.length;
+    void this.transceiver.sender.sendRtp(RtpPacket.deSerialize(packet)).catch(() => undefined);
+  }
+
+  /**
+   * RFC 7675 consent freshness from the lite side: a connected peer whose ICE checks stopped
+   * CONSENT_TIMEOUT_MS ago is gone (it closed, or its path died): the endpoint is disconnected
+   * and stays so until an ICE restart or a renegotiation brings the checks back.
+   */
+  checkConsent(now: number): void {
+    if (this.state === 'connected' && now - this.lastCheckAt > CONSENT_TIMEOUT_MS) this.connection('disconnected');
+  }
+
+  /** endpoint.media_timeout, once per silence (as RTP endpoints): true when it is due now. */
+  checkTimeout(now: number, timeoutMs: number): boolean {
+    if (this.timedOut || this.closedBy || this.state === 'new') return false;
+    const since = this.lastPacketAt ?? this.createdAt;
+    if (now - since < timeoutMs) return false;
+    this.timedOut = true;
+    return true;
+  }
+
+  get closed(): boolean {
+    return this.closedBy !== null;
+  }
+
+  /** Close the peer connection and its sockets, once. */
+  close(reason: EndpointCloseReason = 'removed'): void {
+    if (this.closedBy) return;
+    this.closedBy = reason;
+    this.state = 'disconnected';
+    void this.pc.close().catch(() => undefined);
+  }
+
+  info(): EndpointInfo {
+    const dtls = this.pc.dtlsTransports[0];
+    return {
+      endpoint_id: this.id,
+      type: 'webrtc',
+      state: this.state,
+      direction: this.direction,
+      direction_mode: this.override ? 'manual' : 'auto',
+      ice_state: this.pc.iceConnectionState,
+      dtls_state: dtls?.state ?? 'new',
+      remote_fingerprint: this.fingerprint ? showFingerprint(this.fingerprint) : null,
+      offer_generation: this.generation,
+      offer_pending: this.pendingGeneration !== null,
+      send_codec: this.sendCodec?.name ?? null,
+      counters: { ...this.counters },
+    };
+  }
+}
