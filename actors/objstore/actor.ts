@@ -20,6 +20,7 @@ import { Volumes } from './volumes.js';
 import { reportOn } from './metrics.js';
 import { SCHEDULER_ID, type SchedulerProtocol } from '../scheduler/messages.js';
 import { attachDemoFiles, createDemoFiles, demoFiles } from './demo.js';
+import { mountList, mountRead, mountStat } from './mount-source.js';
 
 /** What the store holds while it runs. close() stops serving HTTP and stops reporting metrics. */
 class Running {
@@ -95,6 +96,8 @@ async function start(ctx: ActorContext<null, ObjstoreArgs>): Promise<Running> {
 
 export default defineActor<ObjstoreProtocol, null, ObjstoreArgs, Running>({
   kind: 'objstore',
+  // The mount's reads wait on the disks: several at once (a read-ahead, other files).
+  concurrency: 64,
   init: () => null,
   async open(ctx) {
     const running = await start(ctx);
@@ -103,6 +106,9 @@ export default defineActor<ObjstoreProtocol, null, ObjstoreArgs, Running>({
   },
   handlers: {
     info: (_msg, _ctx, running) => running.info,
+    mountStat: (msg, _ctx, running) => mountStat(running.store, msg.path),
+    mountList: (msg, _ctx, running) => mountList(running.store, msg.path),
+    mountRead: (msg, _ctx, running) => mountRead(running.store, msg.id, msg.start, msg.length),
   },
 });
 

@@ -1,7 +1,29 @@
 import type { Protocol } from '../../runtime/index.js';
 
-/** What the object store actor accepts (besides its HTTP and, later, FUSE front ends). */
-export type ObjstoreMsg = { type: 'info' };
+/**
+ * What the object store actor accepts (besides its HTTP front). The mount* messages are the
+ * read-only mount's (actors/objstore-mount) questions, answered by mount-source.ts: FUSE paths
+ * as the kernel gives them ('/', '/bucket/a/b', '/$<id>').
+ */
+export type ObjstoreMsg =
+  | { type: 'info' }
+  /** an entry's attributes (null: no such object or container) */
+  | { type: 'mountStat'; path: string }
+  /** a container's entries (null: no such container) */
+  | { type: 'mountList'; path: string }
+  /** bytes [start, start + length) of an object, verified (fewer at its end); refused ENOENT, EIO or EINVAL */
+  | { type: 'mountRead'; id: string; start: number; length: number };
+
+/** An entry of the mount's namespace: a container (dir) or an object with its id and exact size. */
+export interface MountEntry {
+  name: string;
+  dir: boolean;
+  id?: string;
+  size?: number;
+}
+
+/** Refusals of mountRead, named as the errno the mount answers. */
+export type MountRefusal = 'ENOENT' | 'EIO' | 'EINVAL';
 
 export interface ObjstoreInfo {
   /** the bound HTTP port (80 in the daemon; ephemeral in tests) */
@@ -12,9 +34,12 @@ export interface ObjstoreInfo {
 
 export interface ObjstoreReplies {
   info: ObjstoreInfo;
+  mountStat: MountEntry | null;
+  mountList: MountEntry[] | null;
+  mountRead: ArrayBuffer;
 }
 
-export type ObjstoreProtocol = Protocol<ObjstoreMsg, ObjstoreReplies>;
+export type ObjstoreProtocol = Protocol<ObjstoreMsg, ObjstoreReplies, MountRefusal>;
 
 export interface ObjstoreArgs {
   host: string;

@@ -1,0 +1,31 @@
+/**
+ * The messages between the mount actor and its FUSE process (fuse-process.ts), over the child's
+ * IPC channel with Node's 'advanced' serialization (so read data travels as bytes, not JSON).
+ * One declaration for both sides.
+ */
+import type { MountEntry } from '../objstore/messages.js';
+
+export type Question =
+  | { op: 'stat'; path: string }
+  | { op: 'list'; path: string }
+  | { op: 'read'; id: string; start: number; length: number };
+
+export type FromFuse =
+  /** mounted: serving */
+  | { t: 'mounted' }
+  /** the mount failed; the process exits */
+  | { t: 'failed'; message: string }
+  | ({ t: 'ask'; n: number } & Question);
+
+export type ToFuse =
+  /** errno: null, or the errno name the file system answers ('ENOENT', 'EIO', ...) */
+  | { t: 'answer'; n: number; errno: string | null; message?: string; entry?: MountEntry | null; entries?: MountEntry[] | null; data?: Uint8Array }
+  /** unmount and exit */
+  | { t: 'unmount' };
+
+/** What the FUSE process needs to know, as its one argument (JSON). */
+export interface FuseProcessArgs {
+  path: string;
+  /** a FUSE operation not answered in this time fails with ETIMEDOUT (fuse-native's own timer) */
+  opTimeoutMs: number;
+}
