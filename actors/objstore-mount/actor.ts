@@ -123,7 +123,8 @@ export class Mount {
 
   private async ask(s: ActorRef<ObjstoreProtocol>, m: Question, timeoutMs: number): Promise<Partial<Answer>> {
     if (m.op === 'stat') return { entry: await s.request({ type: 'mountStat', path: m.path }, { timeoutMs }) };
-    if (m.op === 'list') return { entries: await s.request({ type: 'mountList', path: m.path }, { timeoutMs }) };
+    if (m.op === 'list') return { listing: await s.request({ type: 'mountList', path: m.path }, { timeoutMs }) };
+    if (m.op === 'statMany') return { entries: await s.request({ type: 'mountStatMany', path: m.path, names: m.names }, { timeoutMs }) };
     return { data: new Uint8Array(await s.request({ type: 'mountRead', id: m.id, start: m.start, length: m.length }, { timeoutMs })) };
   }
 

@@ -36,7 +36,8 @@ function ask(q: Question): Promise<Extract<ToFuse, { t: 'answer' }>> {
 const ops = mountOps(
   {
     stat: async (path) => (await ask({ op: 'stat', path })).entry ?? null,
-    list: async (path): Promise<MountEntry[] | null> => (await ask({ op: 'list', path })).entries ?? null,
+    list: async (path) => (await ask({ op: 'list', path })).listing ?? null,
+    statMany: async (path, names): Promise<Array<MountEntry | null>> => (await ask({ op: 'statMany', path, names })).entries ?? [],
     read: async (id, start, length) => (await ask({ op: 'read', id, start, length })).data ?? new Uint8Array(0),
   },
   Fuse,

@@ -8,13 +8,14 @@
  * directory's, the mount's start (stable: nothing records when a container appeared).
  */
 import { objectIdTime } from '../../protocols/objstore/object-id.js';
-import type { MountEntry } from '../objstore/messages.js';
+import type { MountEntry, MountListing } from '../objstore/messages.js';
 import { ReadAhead } from './read-ahead.js';
 
 /** Where the operations get the namespace and the bytes (the actor, over IPC). Errors carry `errno`. */
 export interface Source {
   stat(path: string): Promise<MountEntry | null>;
-  list(path: string): Promise<MountEntry[] | null>;
+  list(path: string): Promise<MountListing | null>;
+  statMany(path: string, names: string[]): Promise<Array<MountEntry | null>>;
   read(id: string, start: number, length: number): Promise<Uint8Array>;
 }
 
@@ -26,9 +27,22 @@ type Cb = (code: number, ...rest: unknown[]) => void;
 /** The operations that write, each answered EROFS (names as fuse-native has them). */
 export const WRITE_OPS = ['write', 'create', 'mkdir', 'unlink', 'rmdir', 'rename', 'truncate', 'ftruncate', 'chmod', 'chown', 'utimens', 'symlink', 'link', 'setxattr', 'removexattr', 'mknod'] as const;
 
-/** How long a container's listing answers getattr of its entries (`ls -l` of a large container: one question, not one per entry). */
-const LISTING_TTL_MS = 1000;
+/**
+ * How long a container's listing answers getattr of its entries: `ls -l` of a large container
+ * asks for their attributes in batches of STAT_BATCH (mountStatMany), not one question per entry.
+ * A listing is that much behind the store at most (an entry deleted meanwhile still shows).
+ */
+const LISTING_TTL_MS = 5000;
 const LISTINGS_KEPT = 8;
+const STAT_BATCH = 5000;
+
+interface Listing {
+  at: number;
+  listing: MountListing;
+  index: Map<string, number>;
+  /** batches of entries' attributes, asked for on the first getattr that needs one */
+  batches: Map<number, Promise<Array<MountEntry | null>>>;
+}
 
 /** Longest name of an object path segment (protocols/objstore/paths.ts): a longer one is ENAMETOOLONG, as on a disk file system. */
 const MAX_NAME_BYTES = 255;
@@ -39,7 +53,7 @@ const O_TRUNC = 0o1000;
 export function mountOps(source: Source, E: Errnos, mountedAt: Date = new Date()): Record<string, (...args: never[]) => void> {
   const files = new Map<number, ReadAhead>();
   let nextFd = 1;
-  const listings = new Map<string, { at: number; entries: Map<string, MountEntry> }>();
+  const listings = new Map<string, Listing>();
 
   const errno = (err: unknown): number => E[(err as { errno?: keyof Errnos }).errno ?? 'EIO'] ?? E.EIO;
   const attr = (e: MountEntry) => {
@@ -47,12 +61,23 @@ export function mountOps(source: Source, E: Errnos, mountedAt: Date = new Date()
     const t = new Date(objectIdTime(e.id!));
     return { mode: 0o100444, size: e.size!, nlink: 1, uid: 0, gid: 0, blksize: 4096, blocks: Math.ceil(e.size! / 512), mtime: t, atime: t, ctime: t };
   };
-  /** An entry of a container listed within LISTING_TTL_MS, else asked for. */
+  /** An entry of a container listed within LISTING_TTL_MS (its batch of attributes), else asked for alone. */
   const lookup = async (path: string): Promise<MountEntry | null> => {
     const i = path.lastIndexOf('/');
-    const listed = listings.get(i === 0 ? '/' : path.slice(0, i));
-    const hit = listed && Date.now() - listed.at < LISTING_TTL_MS ? listed.entries.get(path.slice(i + 1)) : undefined;
-    return hit ?? source.stat(path);
+    const container = i === 0 ? '/' : path.slice(0, i);
+    const name = path.slice(i + 1);
+    const l = listings.get(container);
+    const n = l && Date.now() - l.at < LISTING_TTL_MS ? l.index.get(name) : undefined;
+    if (l === undefined || n === undefined) return source.stat(path);
+    if (l.listing.dir[n]) return { name, dir: true };
+    const b = Math.floor(n / STAT_BATCH);
+    let batch = l.batches.get(b);
+    if (!batch) {
+      batch = source.statMany(container, l.listing.names.slice(b * STAT_BATCH, (b + 1) * STAT_BATCH));
+      l.batches.set(b, batch);
+      batch.catch(() => l.batches.delete(b));
+    }
+    return (await batch)[n - b * STAT_BATCH] ?? null;
   };
   const erofs = (...args: unknown[]) => (args[args.length - 1] as Cb)(E.EROFS);
 
@@ -63,11 +88,12 @@ export function mountOps(source: Source, E: Errnos, mountedAt: Date = new Date()
     },
     readdir(path: string, cb: Cb) {
       source.list(path).then(
-        (entries) => {
-          if (!entries) return cb(E.ENOENT);
-          listings.set(path, { at: Date.now(), entries: new Map(entries.map((e) => [e.name, e])) });
+        (listing) => {
+          if (!listing) return cb(E.ENOENT);
+          listings.delete(path);
+          listings.set(path, { at: Date.now(), listing, index: new Map(listing.names.map((name, n) => [name, n])), batches: new Map() });
           if (listings.size > LISTINGS_KEPT) listings.delete(listings.keys().next().value!);
-          cb(0, entries.map((e) => e.name));
+          cb(0, listing.names);
         },
         (err) => cb(errno(err)),
       );

@@ -4,8 +4,8 @@
  * windows of WINDOW bytes (aligned), and while a sequential reader is in one window the next
  * AHEAD windows are already being read: the disks stream as they do for a GET (whose batches are
  * 16 stripes, read one ahead). A random reader fetches only the windows it touches. Windows
- * behind the reader are dropped, so a file holds at most AHEAD + 1 windows; a failed window is
- * forgotten, so the next read of it tries again.
+ * behind the reader are dropped, so a file holds at most AHEAD + 2 windows (a read spanning two,
+ * and those ahead); a failed window is forgotten, so the next read of it tries again.
  */
 export const WINDOW = 8 << 20;
 export const AHEAD = 2;

@@ -3,11 +3,12 @@
  * IPC channel with Node's 'advanced' serialization (so read data travels as bytes, not JSON).
  * One declaration for both sides.
  */
-import type { MountEntry } from '../objstore/messages.js';
+import type { MountEntry, MountListing } from '../objstore/messages.js';
 
 export type Question =
   | { op: 'stat'; path: string }
   | { op: 'list'; path: string }
+  | { op: 'statMany'; path: string; names: string[] }
   | { op: 'read'; id: string; start: number; length: number };
 
 export type FromFuse =
@@ -19,7 +20,7 @@ export type FromFuse =
 
 export type ToFuse =
   /** errno: null, or the errno name the file system answers ('ENOENT', 'EIO', ...) */
-  | { t: 'answer'; n: number; errno: string | null; message?: string; entry?: MountEntry | null; entries?: MountEntry[] | null; data?: Uint8Array }
+  | { t: 'answer'; n: number; errno: string | null; message?: string; entry?: MountEntry | null; listing?: MountListing | null; entries?: Array<MountEntry | null>; data?: Uint8Array }
   /** unmount and exit */
   | { t: 'unmount' };
 

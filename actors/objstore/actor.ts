@@ -20,7 +20,7 @@ import { Volumes } from './volumes.js';
 import { reportOn } from './metrics.js';
 import { SCHEDULER_ID, type SchedulerProtocol } from '../scheduler/messages.js';
 import { attachDemoFiles, createDemoFiles, demoFiles } from './demo.js';
-import { mountList, mountRead, mountStat } from './mount-source.js';
+import { mountList, mountRead, mountStat, mountStatMany } from './mount-source.js';
 
 /** What the store holds while it runs. close() stops serving HTTP and stops reporting metrics. */
 class Running {
@@ -108,6 +108,7 @@ export default defineActor<ObjstoreProtocol, null, ObjstoreArgs, Running>({
     info: (_msg, _ctx, running) => running.info,
     mountStat: (msg, _ctx, running) => mountStat(running.store, msg.path),
     mountList: (msg, _ctx, running) => mountList(running.store, msg.path),
+    mountStatMany: (msg, _ctx, running) => mountStatMany(running.store, msg.path, msg.names),
     mountRead: (msg, _ctx, running) => mountRead(running.store, msg.id, msg.start, msg.length),
   },
 });

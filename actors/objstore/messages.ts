@@ -9,8 +9,10 @@ export type ObjstoreMsg =
   | { type: 'info' }
   /** an entry's attributes (null: no such object or container) */
   | { type: 'mountStat'; path: string }
-  /** a container's entries (null: no such container) */
+  /** a container's entries, names only (null: no such container) */
   | { type: 'mountList'; path: string }
+  /** the entries `names` of container `path` (each null where there is none), at most MAX_STAT_MANY */
+  | { type: 'mountStatMany'; path: string; names: string[] }
   /** bytes [start, start + length) of an object, verified (fewer at its end); refused ENOENT, EIO or EINVAL */
   | { type: 'mountRead'; id: string; start: number; length: number };
 
@@ -21,6 +23,15 @@ export interface MountEntry {
   id?: string;
   size?: number;
 }
+
+/** A container's entries in key order: names, and 1 in `dir` where the entry is a container. */
+export interface MountListing {
+  names: string[];
+  dir: Uint8Array;
+}
+
+/** Most names one mountStatMany asks about. */
+export const MAX_STAT_MANY = 10_000;
 
 /** Refusals of mountRead, named as the errno the mount answers. */
 export type MountRefusal = 'ENOENT' | 'EIO' | 'EINVAL';
@@ -35,7 +46,8 @@ export interface ObjstoreInfo {
 export interface ObjstoreReplies {
   info: ObjstoreInfo;
   mountStat: MountEntry | null;
-  mountList: MountEntry[] | null;
+  mountList: MountListing | null;
+  mountStatMany: Array<MountEntry | null>;
   mountRead: ArrayBuffer;
 }
 

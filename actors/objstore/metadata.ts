@@ -92,12 +92,10 @@ export interface MoveRecord {
   at: number;
 }
 
-/** One entry directly in a container: an object (with its id) or a container below it. */
+/** One entry directly in a container: an object or a container below it (names only: keys, no values read). */
 export interface ContainerEntry {
   name: string;
   dir: boolean;
-  /** the object's id (objects only) */
-  id?: string;
 }
 
 export type PathConflict =
@@ -240,11 +238,11 @@ export class Metadata {
     let start = prefix;
     for (;;) {
       let next: string | null = null;
-      for (const { key, value } of this.paths.getRange({ start, end })) {
+      for (const key of this.paths.getKeys({ start, end })) {
         const rest = key.slice(prefix.length);
         const slash = rest.indexOf('/');
         if (slash < 0) {
-          out.push({ name: rest, dir: false, id: value });
+          out.push({ name: rest, dir: false });
           continue;
         }
         const name = rest.slice(0, slash);

@@ -7,7 +7,7 @@
  */
 import { ReplyError, withTransfer } from '../../runtime/index.js';
 import { OBJECT_ID_RE } from '../../protocols/objstore/object-id.js';
-import type { MountEntry, MountRefusal } from './messages.js';
+import { MAX_STAT_MANY, type MountEntry, type MountListing, type MountRefusal } from './messages.js';
 import { ObjectReader, StoreError, type StoreContext } from './store/index.js';
 
 /** Longest object path the store accepts (protocols/objstore/paths.ts): longer ones exist nowhere. */
@@ -42,23 +42,27 @@ export function mountStat(store: StoreContext, path: string): MountEntry | null 
   return null;
 }
 
-/** The entries of the container at `path` with the objects' sizes (the root adds buckets that have a policy but no object). */
-export function mountList(store: StoreContext, path: string): MountEntry[] | null {
+/**
+ * The entries of the container at `path`, names only (the root adds buckets that have a policy
+ * but no object): cheap to make and to send for 100 000 entries; their attributes come by
+ * mountStatMany when something asks (ls -l), not for a plain ls.
+ */
+export function mountList(store: StoreContext, path: string): MountListing | null {
   const at = mountStat(store, path);
   if (!at?.dir) return null;
-  const out: MountEntry[] = [];
-  for (const e of store.meta.children(path)) {
-    if (e.dir) out.push({ name: e.name, dir: true });
-    else {
-      const o = objectEntry(store, e.name, e.id!);
-      if (o) out.push(o);
-    }
-  }
+  const entries = store.meta.children(path);
   if (path === '/') {
-    const seen = new Set(out.map((e) => e.name));
-    for (const bucket of store.meta.buckets.getKeys()) if (!seen.has(bucket)) out.push({ name: bucket, dir: true });
+    const seen = new Set(entries.map((e) => e.name));
+    for (const bucket of store.meta.buckets.getKeys()) if (!seen.has(bucket)) entries.push({ name: bucket, dir: true });
   }
-  return out;
+  return { names: entries.map((e) => e.name), dir: Uint8Array.from(entries, (e) => (e.dir ? 1 : 0)) };
+}
+
+/** The entries `names` of the container `path`, each null where there is none. */
+export function mountStatMany(store: StoreContext, path: string, names: string[]): Array<MountEntry | null> {
+  if (!Array.isArray(names) || names.length > MAX_STAT_MANY) refuse('EINVAL', `mountStatMany takes at most ${MAX_STAT_MANY} names`);
+  const prefix = path === '/' ? '/' : `${path}/`;
+  return names.map((n) => (typeof n === 'string' && n && !n.includes('/') ? mountStat(store, prefix + n) : null));
 }
 
 /** Bytes [start, start + length) of object `id`, clipped at its end, verified like a GET's. */
