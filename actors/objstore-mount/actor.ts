@@ -18,7 +18,8 @@ import { defineActor, refusalOf, ActorError, type ActorContext, type ActorRef } 
 import type { ObjstoreProtocol } from '../objstore/messages.js';
 import type { MountArgs, MountProtocol, MountStatus } from './messages.js';
 import { fusermountUnmount, mountPointState } from './stale.js';
-import type { FromFuse, FuseProcessArgs, Question, ToFuse } from './wire.js';
+import { DATA_FD, DATA_HEADER, type FromFuse, type FuseProcessArgs, type Question, type ToFuse } from './wire.js';
+import type { Writable } from 'node:stream';
 
 const FUSE_PROCESS = fileURLToPath(new URL('./fuse-process.js', import.meta.url));
 const FIRST_RETRY_MS = 1000;
@@ -69,7 +70,7 @@ export class Mount {
 
   private spawn(): Promise<void> {
     const args: FuseProcessArgs = { path: this.ctx.args.path, opTimeoutMs: this.ctx.args.ioTimeoutMs * 2 + 10_000 };
-    const child = fork(FUSE_PROCESS, [JSON.stringify(args)], { serialization: 'advanced', execArgv: ['--enable-source-maps'], stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+    const child = fork(FUSE_PROCESS, [JSON.stringify(args)], { serialization: 'advanced', execArgv: ['--enable-source-maps'], stdio: ['ignore', 'ignore', 'pipe', 'ipc', 'pipe'] });
     this.child = child;
     let stderr = '';
     child.stderr!.setEncoding('utf8').on('data', (c: string) => {
@@ -113,6 +114,19 @@ export class Mount {
     const timeoutMs = this.ctx.args.ioTimeoutMs * 2 + 5000;
     let a: Answer;
     try {
+      if (m.op === 'read') {
+        // The bytes go over the data pipe (wire.ts), not the IPC channel.
+        const data = await store.request({ type: 'mountRead', id: m.id, start: m.start, length: m.length }, { timeoutMs });
+        const header = Buffer.alloc(DATA_HEADER);
+        header.writeUInt32BE(m.n, 0);
+        header.writeUInt32BE(data.byteLength, 4);
+        const pipe = child.stdio[DATA_FD] as Writable | null;
+        if (pipe && !pipe.destroyed) {
+          pipe.write(header);
+          if (data.byteLength) pipe.write(new Uint8Array(data));
+        }
+        return;
+      }
       a = { t: 'answer', n: m.n, errno: null, ...(await this.ask(store, m, timeoutMs)) };
     } catch (err) {
       const code = refusalOf<ObjstoreProtocol>(err) ?? (err instanceof ActorError && err.code === 'TIMEOUT' ? 'ETIMEDOUT' : 'EIO');
@@ -121,11 +135,10 @@ export class Mount {
     if (child.connected) child.send(a);
   }
 
-  private async ask(s: ActorRef<ObjstoreProtocol>, m: Question, timeoutMs: number): Promise<Partial<Answer>> {
+  private async ask(s: ActorRef<ObjstoreProtocol>, m: Exclude<Question, { op: 'read' }>, timeoutMs: number): Promise<Partial<Answer>> {
     if (m.op === 'stat') return { entry: await s.request({ type: 'mountStat', path: m.path }, { timeoutMs }) };
     if (m.op === 'list') return { listing: await s.request({ type: 'mountList', path: m.path }, { timeoutMs }) };
-    if (m.op === 'statMany') return { entries: await s.request({ type: 'mountStatMany', path: m.path, names: m.names }, { timeoutMs }) };
-    return { data: new Uint8Array(await s.request({ type: 'mountRead', id: m.id, start: m.start, length: m.length }, { timeoutMs })) };
+    return { entries: await s.request({ type: 'mountStatMany', path: m.path, names: m.names }, { timeoutMs }) };
   }
 
   /** Unmount: ask the FUSE process, kill it after EXIT_GRACE_MS, and clear what a killed one left. */

@@ -9,7 +9,8 @@
  */
 import { createRequire } from 'node:module';
 import { mountOps, type Errnos } from './ops.js';
-import type { FromFuse, FuseProcessArgs, Question, ToFuse } from './wire.js';
+import { Socket } from 'node:net';
+import { DATA_FD, DATA_HEADER, type FromFuse, type FuseProcessArgs, type Question, type ToFuse } from './wire.js';
 import type { MountEntry } from '../objstore/messages.js';
 
 interface FuseInstance {
@@ -32,6 +33,35 @@ function ask(q: Question): Promise<Extract<ToFuse, { t: 'answer' }>> {
     tell({ t: 'ask', n, ...q });
   });
 }
+
+/** The data pipe (wire.ts): frames of read bytes, each answering the question it names. */
+let header = Buffer.alloc(0);
+let frame: { n: number; data: Buffer; got: number } | null = null;
+const data = new Socket({ fd: DATA_FD, readable: true, writable: false });
+data.on('data', (chunk: Buffer) => {
+  let off = 0;
+  while (off < chunk.length) {
+    if (!frame) {
+      const need = DATA_HEADER - header.length;
+      header = Buffer.concat([header, chunk.subarray(off, off + need)]);
+      off += Math.min(need, chunk.length - off);
+      if (header.length < DATA_HEADER) return;
+      frame = { n: header.readUInt32BE(0), data: Buffer.allocUnsafe(header.readUInt32BE(4)), got: 0 };
+      header = Buffer.alloc(0);
+    }
+    const take = Math.min(frame.data.length - frame.got, chunk.length - off);
+    chunk.copy(frame.data, frame.got, off, off + take);
+    frame.got += take;
+    off += take;
+    if (frame.got === frame.data.length) {
+      const { n, data: bytes } = frame;
+      frame = null;
+      const w = waiting.get(n);
+      waiting.delete(n);
+      w?.({ t: 'answer', n, errno: null, data: bytes });
+    }
+  }
+});
 
 const ops = mountOps(
   {

@@ -1,8 +1,12 @@
 /**
- * The messages between the mount actor and its FUSE process (fuse-process.ts), over the child's
- * IPC channel with Node's 'advanced' serialization (so read data travels as bytes, not JSON).
- * One declaration for both sides.
+ * The messages between the mount actor and its FUSE process (fuse-process.ts). Questions and
+ * answers go over the child's IPC channel ('advanced' serialization); the bytes of a successful
+ * read go over a pipe of their own (the child's fd DATA_FD), as frames of a DATA_HEADER-byte
+ * header (u32 question number, u32 length, big-endian) and the bytes: Node's IPC channel moves
+ * ~200 MiB/s of large messages here, a plain pipe several times that. One declaration for both sides.
  */
+export const DATA_FD = 4;
+export const DATA_HEADER = 8;
 import type { MountEntry, MountListing } from '../objstore/messages.js';
 
 export type Question =
