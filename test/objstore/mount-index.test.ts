@@ -3,13 +3,24 @@
  * directly in it, child containers once each, nothing from deeper down or from a sibling whose
  * name shares the prefix, in key order; the root lists buckets and bucket-level objects.
  */
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openEnvironment } from '../../runtime/checkpoint/store.js';
 import { Metadata } from '../../actors/objstore/metadata.js';
 import type { ObjectRecord } from '../../protocols/objstore/headers.js';
+
+/** Metadata on an LMDB environment of its own, removed after the test. */
+function freshMetadata(t: ExecutionContext): Metadata {
+  const dir = mkdtempSync(join(tmpdir(), 'hostd-mount-index-'));
+  const root = openEnvironment(dir);
+  t.teardown(async () => {
+    await root.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return new Metadata(root);
+}
 
 let n = 0;
 function rec(path: string): ObjectRecord {
@@ -18,13 +29,7 @@ function rec(path: string): ObjectRecord {
 }
 
 test('children: direct entries only, containers once, prefix siblings and deeper paths left out', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'hostd-mount-index-'));
-  const root = openEnvironment(dir);
-  t.teardown(async () => {
-    await root.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  const meta = new Metadata(root);
+  const meta = freshMetadata(t);
   const paths = ['/b/a', '/b/a.txt', '/b/a0', '/b/ab/x', '/b/c/d/e', '/b/c/d/f', '/b/c/g', '/b-sibling/z', '/bb/y', '/top', '/b/é', '/b/ z'];
   for (const p of paths) t.is(await meta.commitObject(rec(p)), null, p);
   // Key order is UTF-8 byte order: '-' (0x2d) sorts before '/' (0x2f), so /b-sibling/z before /b/a.
@@ -38,13 +43,8 @@ test('children: direct entries only, containers once, prefix siblings and deeper
 });
 
 test('children of a container with many objects below a sibling: one seek past them', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'hostd-mount-index-'));
-  const root = openEnvironment(dir);
-  t.teardown(async () => {
-    await root.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  const meta = new Metadata(root);
+  const meta = freshMetadata(t);
+  const root = meta.root;
   await root.transaction(() => {
     for (let i = 0; i < 20_000; i++) {
       const r = rec(`/big/many/${i}`);

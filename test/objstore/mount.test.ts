@@ -12,6 +12,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -261,6 +262,26 @@ test.serial('the FUSE process killed: the actor clears the stale mount and mount
   t.not(now.pid, before.pid);
   const o = obj(t, '/mnt/sizes/stripes');
   t.is(sha256(readFileSync(join(t.context.mnt, o.path))), sha256(o.body));
+});
+
+test.serial('the mount actor stopped: the FUSE process unmounts and exits; a new instance mounts afresh', async (t) => {
+  const { store, mnt } = t.context;
+  const before = await store.system.ref<MountProtocol>(MOUNT_ID).request({ type: 'status' });
+  await store.system.stopChild(MOUNT_ID);
+  t.is(await mountPointState(mnt), 'free');
+  t.throws(() => process.kill(before.pid!, 0), { code: 'ESRCH' }, 'the FUSE process is gone');
+  await store.system.start({
+    id: 'test.mount.again',
+    children: [{ id: MOUNT_ID, module: MOUNT_MODULE, args: mountArgs({ mountPath: mnt, ioTimeoutMs: 3000 }), placement: { mode: 'dedicated' } }],
+  });
+  const now = await store.system.ref<MountProtocol>(MOUNT_ID).request({ type: 'status' });
+  t.true(now.mounted);
+  t.is(now.mounts, 1);
+  // Async: a new actor's first message to the store is routed through this (the main) thread,
+  // which a synchronous read of the mount would block (a test artifact: the daemon's main thread
+  // never reads the mount).
+  const o = obj(t, '/mnt/sizes/chunk');
+  t.is(sha256(await readFile(join(mnt, o.path))), sha256(o.body));
 });
 
 test.serial("the daemon's tree mounts at the spec's fixed path, after the store", (t) => {
