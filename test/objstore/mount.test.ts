@@ -1,5 +1,5 @@
 /**
- * The read-only FUSE mount on a real mount: a store on loop devices (one of them the failing disk),
+ * The read-only FUSE mount on a real mount: a store on six loop devices (three of them the failing disk),
  * the mount actor beside it, and the files read with the real tools (ls, stat, cat, cp,
  * sha256sum) and written with them (every write refused EROFS). One file, serial: the tests share
  * one store and one mount point. The mount point is a temporary directory (OBJSTORE_MOUNT_PATH,
@@ -31,7 +31,7 @@ interface Obj {
   id: string;
   body: Buffer;
 }
-const test = anyTest as TestFn<{ store: Store; mnt: string; faulty: FaultyDisk; objects: Obj[]; scratch: string }>;
+const test = anyTest as TestFn<{ store: Store; mnt: string; faulty: FaultyDisk[]; objects: Obj[]; scratch: string }>;
 const scope = new FileScope();
 const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
 const FAULTYFS = fileURLToPath(new URL('../fixtures/faultyfs/server.js', import.meta.url));
@@ -74,9 +74,10 @@ test.before(async (t) => {
   await staleMountAt(mnt);
   t.is(await mountPointState(mnt), 'stale');
 
-  const faulty = await startFaultyDisk(scope, 512);
-  const good = await withLoopDevices(scope, 5, 512);
-  const store = await startStore(scope, { devices: [faulty.device, ...good] });
+  const faulty: FaultyDisk[] = [];
+  for (let i = 0; i < 3; i++) faulty.push(await startFaultyDisk(scope, 512));
+  const good = await withLoopDevices(scope, 3, 512);
+  const store = await startStore(scope, { devices: [...faulty.map((f) => f.device), ...good] });
   // The mount actor, as the service's tree has it, beside the test store (harness.ts builds the tree without it).
   await store.system.start({
     id: 'test.mount',
@@ -232,7 +233,8 @@ test.serial('an object deleted over HTTP goes from the mount; a new object at th
 });
 
 test.serial('an object with a slice on a disk that returns EIO reads byte-exact through the mount', async (t) => {
-  const { faulty, mnt } = t.context;
+  const { mnt } = t.context;
+  const faulty = t.context.faulty[0]!;
   await faulty.failAll();
   t.teardown(() => faulty.heal());
   await new Promise((r) => setTimeout(r, 1200)); // nothing served from the kernel's cache of the files
@@ -244,6 +246,25 @@ test.serial('an object with a slice on a disk that returns EIO reads byte-exact 
   }
   const faults = (await (await fetch(`${t.context.store.url}/$/faults`)).json()) as { faults: unknown[] };
   t.true(faults.faults.length >= 1, 'the bad slices were recorded as faults');
+});
+
+test.serial('more disks failing than parity covers: reads answer EIO, never unverified bytes', async (t) => {
+  const { mnt, faulty } = t.context;
+  for (const f of faulty) await f.failAll();
+  t.teardown(async () => {
+    for (const f of faulty) await f.heal();
+  });
+  await new Promise((r) => setTimeout(r, 1200));
+  for (const path of ['/mnt/big', '/mnt/sizes/stripes']) {
+    const o = obj(t, path);
+    const out = await run('cat', [join(mnt, o.path)]);
+    t.not(out.code, 0, `${path} read with 3 of 6 slices bad`);
+    t.regex(out.stderr, /Input\/output error/, path);
+    const got = Buffer.from(out.stdout, 'latin1');
+    t.true(got.byteLength < o.body.byteLength, `${path}: a failed read must not look complete`);
+  }
+  const { readFile: read } = await import('node:fs/promises');
+  await t.throwsAsync(read(join(mnt, obj(t, '/mnt/sizes/stripes').id)), { code: 'EIO' });
 });
 
 test.serial('the FUSE process killed: the actor clears the stale mount and mounts again', async (t) => {
