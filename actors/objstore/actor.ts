@@ -26,6 +26,7 @@ import { Identify } from '../volume/identify.js';
 import { SMART_REFRESH_MS } from './smart-cache.js';
 import { basename } from 'node:path';
 import { attachDemoFiles, createDemoFiles, demoFiles } from './demo.js';
+import { mountList, mountRead, mountStat, mountStatMany } from './mount-source.js';
 
 /** What the store holds while it runs. close() stops serving HTTP and stops reporting metrics. */
 class Running {
@@ -115,6 +116,8 @@ async function start(ctx: ActorContext<null, ObjstoreArgs>): Promise<Running> {
 
 export default defineActor<ObjstoreProtocol, null, ObjstoreArgs, Running>({
   kind: 'objstore',
+  // The mount's reads wait on the disks: several at once (a read-ahead, other files).
+  concurrency: 64,
   init: () => null,
   async open(ctx) {
     const running = await start(ctx);
@@ -134,6 +137,10 @@ export default defineActor<ObjstoreProtocol, null, ObjstoreArgs, Running>({
   handlers: {
     info: (_msg, _ctx, running) => running.info,
     notify: (msg, _ctx, running) => running.notifier.notify(msg.notification),
+    mountStat: (msg, _ctx, running) => mountStat(running.store, msg.path),
+    mountList: (msg, _ctx, running) => mountList(running.store, msg.path),
+    mountStatMany: (msg, _ctx, running) => mountStatMany(running.store, msg.path, msg.names),
+    mountRead: (msg, _ctx, running) => mountRead(running.store, msg.id, msg.start, msg.length),
   },
 });
 

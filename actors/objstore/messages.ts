@@ -1,11 +1,43 @@
 import type { Protocol } from '../../runtime/index.js';
 import type { Notification } from '../../protocols/objstore/notify.js';
 
-/** What the object store actor accepts (besides its HTTP and, later, FUSE front ends). */
+/**
+ * What the object store actor accepts (besides its HTTP front). The mount* messages are the
+ * read-only mount's (actors/objstore-mount) questions, answered by mount-source.ts: FUSE paths
+ * as the kernel gives them ('/', '/bucket/a/b', '/$<id>').
+ */
 export type ObjstoreMsg =
   | { type: 'info' }
   /** a condition found in another thread (the scheduler's): told through the store's notifier */
-  | { type: 'notify'; notification: Notification };
+  | { type: 'notify'; notification: Notification }
+  /** an entry's attributes (null: no such object or container) */
+  | { type: 'mountStat'; path: string }
+  /** a container's entries, names only (null: no such container) */
+  | { type: 'mountList'; path: string }
+  /** the entries `names` of container `path` (each null where there is none), at most MAX_STAT_MANY */
+  | { type: 'mountStatMany'; path: string; names: string[] }
+  /** bytes [start, start + length) of an object, verified (fewer at its end); refused ENOENT, EIO or EINVAL */
+  | { type: 'mountRead'; id: string; start: number; length: number };
+
+/** An entry of the mount's namespace: a container (dir) or an object with its id and exact size. */
+export interface MountEntry {
+  name: string;
+  dir: boolean;
+  id?: string;
+  size?: number;
+}
+
+/** A container's entries in key order: names, and 1 in `dir` where the entry is a container. */
+export interface MountListing {
+  names: string[];
+  dir: Uint8Array;
+}
+
+/** Most names one mountStatMany asks about. */
+export const MAX_STAT_MANY = 10_000;
+
+/** Refusals of mountRead, named as the errno the mount answers. */
+export type MountRefusal = 'ENOENT' | 'EIO' | 'EINVAL';
 
 export interface ObjstoreInfo {
   /** the bound HTTP port (80 in the daemon; ephemeral in tests) */
@@ -16,9 +48,13 @@ export interface ObjstoreInfo {
 
 export interface ObjstoreReplies {
   info: ObjstoreInfo;
+  mountStat: MountEntry | null;
+  mountList: MountListing | null;
+  mountStatMany: Array<MountEntry | null>;
+  mountRead: ArrayBuffer;
 }
 
-export type ObjstoreProtocol = Protocol<ObjstoreMsg, ObjstoreReplies>;
+export type ObjstoreProtocol = Protocol<ObjstoreMsg, ObjstoreReplies, MountRefusal>;
 
 export interface ObjstoreArgs {
   host: string;

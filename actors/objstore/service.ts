@@ -10,6 +10,7 @@ import { DEFAULT_CHUNK_SIZE } from '../../protocols/objstore/layout.js';
 import { OBJSTORE_ID, type ObjstoreArgs } from './messages.js';
 import { stripeCoderId } from '../stripe-coder/messages.js';
 import { availableParallelism } from 'node:os';
+import { MOUNT_ID, MOUNT_PATH, type MountArgs } from '../objstore-mount/messages.js';
 
 export const objstoreSettings = {
   ioTimeoutMs: int({ env: 'OBJSTORE_IO_TIMEOUT_MS', flag: 'objstore-io-timeout-ms', description: 'A disk operation slower than this fails (the disk counts as not answering)', min: 100, max: 600_000, default: 10_000 }),
@@ -34,6 +35,7 @@ export const objstoreSettings = {
     show: (v: string[]) => v.join(',') || '(none)',
   } satisfies Setting<string[]>,
   encryptNewVolumes: bool({ env: 'OBJSTORE_ENCRYPT_NEW_VOLUMES', flag: 'objstore-encrypt-new-volumes', description: 'POST /$/volumes without `encrypt` encrypts the new volume (the fleet setting encryptNewVolumes; PUT /$/encryption changes it for the fleet, and that value, kept in the records, then wins)', default: false }),
+  mountPath: str({ env: 'OBJSTORE_MOUNT_PATH', flag: 'objstore-mount-path', description: `Where the read-only FUSE mount is served. For tests only: the spec fixes it at ${MOUNT_PATH}; a test mounting elsewhere does not collide with a daemon or another test`, default: MOUNT_PATH, valid: (v) => v.startsWith('/') }),
   demoVolumeMiB: int({ env: 'OBJSTORE_DEMO_VOLUME_MIB', flag: 'demo-volume-mib', description: 'Size of each demo volume file (sparse; XFS needs at least 300 MiB)', min: 320, max: 1024 * 1024, default: 4096 }),
   chatWebhookUrl: {
     ...str({ env: 'OBJSTORE_CHAT_WEBHOOK_URL', flag: 'objstore-chat-webhook-url', description: 'Chat webhook (Slack, Mattermost, Google Chat incoming webhook) that notifications are POSTed to as JSON {text}, besides the log; empty: the log only', expect: 'an http(s) URL', default: '', valid: (v) => /^https?:\/\/\S+$/.test(v) }),
@@ -105,6 +107,14 @@ export function objstoreArgs(stateDir: string, given: Partial<ObjstoreValues>, p
   };
 }
 
+export const MOUNT_MODULE = new URL('../objstore-mount/actor.js', import.meta.url).href;
+
+/** The mount actor's arguments (actors/objstore-mount). */
+export function mountArgs(given: Partial<ObjstoreValues>): MountArgs {
+  const values = withDefaults(given);
+  return { path: values.mountPath, store: OBJSTORE_ID, ioTimeoutMs: values.ioTimeoutMs };
+}
+
 export const STRIPE_CODER_MODULE = new URL('../stripe-coder/actor.js', import.meta.url).href;
 
 export const SCHEDULER_MODULE = new URL('../scheduler/actor.js', import.meta.url).href;
@@ -126,15 +136,18 @@ export function schedulerArgs(stateDir: string, given: Partial<ObjstoreValues>, 
 
 /**
  * The object store's supervision tree: the stripe coders (a thread each: the MD5 and parity of
- * PUTs), the store (HTTP, metadata, the volume actors it spawns), then the maintenance scheduler,
- * on a thread of its own (it starts after the volumes exist).
+ * PUTs), the store (HTTP, metadata, the volume actors it spawns), the read-only mount (given
+ * `mount`: the daemon always; tests that do not test the mount leave it out, the mount point being
+ * one per machine), then the maintenance scheduler, on a thread of its own (it starts after the
+ * volumes exist).
  */
-export function objstoreSupervisor(objstore: ObjstoreArgs, scheduler: SchedulerArgs): SupervisorSpec {
+export function objstoreSupervisor(objstore: ObjstoreArgs, scheduler: SchedulerArgs, mount?: MountArgs): SupervisorSpec {
   return {
     id: 'objstore.supervisor',
     children: [
       ...Array.from({ length: objstore.stripeCoders }, (_, n) => ({ id: stripeCoderId(n), module: STRIPE_CODER_MODULE, args: {}, placement: { mode: 'dedicated' as const } })),
       { id: OBJSTORE_ID, module: OBJSTORE_MODULE, args: objstore, shutdownMs: 30_000 },
+      ...(mount ? [{ id: MOUNT_ID, module: MOUNT_MODULE, args: mount, placement: { mode: 'dedicated' as const }, shutdownMs: 10_000 }] : []),
       { id: SCHEDULER_ID, module: SCHEDULER_MODULE, args: scheduler, placement: { mode: 'dedicated' }, shutdownMs: 30_000 },
     ],
   };
@@ -143,5 +156,5 @@ export function objstoreSupervisor(objstore: ObjstoreArgs, scheduler: SchedulerA
 export const service = defineService({
   name: 'objstore',
   settings: objstoreSettings,
-  supervisor: ({ settings, values }) => objstoreSupervisor(objstoreArgs(settings.stateDir, values), schedulerArgs(settings.stateDir, values)),
+  supervisor: ({ settings, values }) => objstoreSupervisor(objstoreArgs(settings.stateDir, values), schedulerArgs(settings.stateDir, values), mountArgs(values)),
 });
