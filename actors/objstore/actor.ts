@@ -19,7 +19,7 @@ import { BufferPool, coders, Metadata, removeSlices, type StoreContext } from '.
 import { Volumes } from './volumes.js';
 import { reportOn } from './metrics.js';
 import { SCHEDULER_ID, type SchedulerProtocol } from '../scheduler/messages.js';
-import { Notifier, unhealthyNotice } from './notify.js';
+import { keyNotices, Notifier, unhealthyNotice } from './notify.js';
 import { Hotplug } from './devices.js';
 import { KmsgWatch } from './kmsg-watch.js';
 import { Identify } from '../volume/identify.js';
@@ -89,6 +89,7 @@ async function start(ctx: ActorContext<null, ObjstoreArgs>): Promise<Running> {
     pendingPaths: new Set(),
     buffers: new BufferPool(),
   };
+  for (const n of keyNotices(volumes.keys.problem, volumes.locked)) notifier.notify(n);
   await cleanUpIntents(store, booted.present);
   const stale = await meta.dropStaleFaults();
   if (stale) ctx.log.info({ dropped: stale }, 'dropped the faults of objects that no longer exist');

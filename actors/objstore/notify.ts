@@ -93,3 +93,13 @@ export function unhealthyNotice(v: { id: number; label: string; faults: number }
     body: `Volume ${v.id}${v.label ? ` (${v.label})` : ''} reached ${v.faults} distinct faulty slices: it takes no new objects; reads continue and repair rebuilds its faulty slices elsewhere. Check the disk; PUT /$/volumes/${v.id} {"isHealthy": true, "isReadOnly": false} declares it healthy again, or drain it.`,
   };
 }
+
+/** Key problems found at start: a key file missing or unusable, encrypted volumes that do not open. */
+export function keyNotices(problem: string | null, locked: ReadonlyMap<number, { device: string; reason: string }>): Notification[] {
+  const out: Notification[] = [];
+  if (problem) out.push({ severity: 'critical', key: 'keys:file', title: 'Encryption key file problem', body: problem });
+  for (const [id, l] of locked) {
+    out.push({ severity: 'critical', key: `keys:locked:${id}`, title: `Encrypted volume ${id} is locked`, body: `Volume ${id} (${l.device}) does not open: ${l.reason}. It is not served (reads rebuild its slices from parity). Restore the key file, or recover with the passphrase (POST /$/encryption/recover).` });
+  }
+  return out;
+}

@@ -6,6 +6,8 @@
  * once and rotated; then the key file lost: no new one is made while encrypted disks exist, and
  * the passphrase alone opens them again. Every refusal with its error.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import anyTest, { type TestFn } from 'ava';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -219,8 +221,24 @@ test.serial('the key file lost: no new one is made while encrypted disks exist; 
   await store.system.shutdown();
   const keyFile = join(stateDir, 'objstore.key');
   rmSync(keyFile);
-  const again = await startStore(scope, { devices, stateDir, provision: false, scheduler: { repairIntervalMs: 500 } });
+  // A chat webhook of the test: the key problem and each locked volume are told there (critical).
+  const told: Array<{ text: string }> = [];
+  const hook = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c));
+    req.on('end', () => {
+      told.push(JSON.parse(body) as { text: string });
+      res.end('ok');
+    });
+  });
+  await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r));
+  t.teardown(() => new Promise<void>((r) => hook.close(() => r())));
+  const chatWebhookUrl = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hook`;
+  const again = await startStore(scope, { devices, stateDir, provision: false, scheduler: { repairIntervalMs: 500 }, values: { chatWebhookUrl } });
   t.false(existsSync(keyFile), 'start-up made no new key file');
+  for (let i = 0; i < 50 && told.length < 4; i++) await new Promise((r) => setTimeout(r, 100));
+  t.true(told.some((m) => /^\S+ \*Encryption key file problem\*/.test(m.text) && /is missing and volume\(s\) 1, 2, 3 are encrypted/.test(m.text)), JSON.stringify(told));
+  for (const id of [1, 2, 3]) t.true(told.some((m) => m.text.includes(`*Encrypted volume ${id} is locked*`)), `volume ${id} told as locked`);
   const enc = await api<{ keyFile: { present: boolean; problem: string }; volumes: Array<{ id: number; isLocked: boolean }> }>(`${again.url}/$/encryption`);
   t.false(enc.body.keyFile.present);
   t.regex(enc.body.keyFile.problem, /is missing and volume\(s\) 1, 2, 3 are encrypted: a new key file would orphan them, so none was made/);
