@@ -22,8 +22,7 @@ import type { SocketPair } from './socket-pair.js';
 import { FastRules } from './fast-rules.js';
 import { ToneEndpoint } from './tone-endpoint.js';
 import { FileEndpoint } from './file-endpoint.js';
-import { decodeFile, loadLocalFile } from './file-source.js';
-import { openUrl } from './url-source.js';
+import { openFileSource } from './file-open.js';
 import { WsEndpoint } from './ws-endpoint.js';
 import { WebRtcEndpoint, type WebRtcHost } from './webrtc-endpoint.js';
 import { checkOfferGeneration } from '../../protocols/media/sdp/webrtc.js';
@@ -93,8 +92,6 @@ const WS_QUEUE_MS = 1000;
 const BRIDGE_QUEUE_MS = 200;
 /** MEDIA_WS_CONNECT_TIMEOUT_MS's default. */
 export const DEFAULT_WS_CONNECT_TIMEOUT_MS = 30_000;
-/** MEDIA_FILE_MAX_BYTES's default. */
-export const DEFAULT_FILE_MAX_BYTES = 100 * 1024 * 1024;
 
 export class Session implements RtpHost {
   readonly endpoints = new Map<string, Endpoint>();
@@ -357,55 +354,31 @@ export class Session implements RtpHost {
     }
   }
 
-  private async createFile(c: Extract<SessionCommand, { method: 'endpoint.create_file' }>): Promise<SessionOutcome<'endpoint.create_file'>> {
-    const { source, start_ms, loop_count, gain_db } = c.params;
-    if (this.endpoints.size >= this.args.maxEndpoints) return this.full();
-    if (/^[a-z][a-z0-9+.-]*:\/\//i.test(source)) return this.createUrlFile(c);
-    if (c.params.timeout_ms !== undefined || c.params.cache_ttl_secs !== undefined) return fail('INVALID_PARAMS', 'timeout_ms and cache_ttl_secs apply to URL sources only; source is a local file');
-    if (!this.args.fileDir) return fail('ENDPOINT_ERROR', 'local file playback is off: the bridge has no media directory (MEDIA_FILE_DIR is not set)');
-    const loaded = await loadLocalFile(this.args.fileDir, source, this.args.fileMaxBytes ?? DEFAULT_FILE_MAX_BYTES, gain_db);
-    if (!loaded.ok) return fail('ENDPOINT_ERROR', loaded.message);
-    const { info } = loaded.file;
-    if (start_ms >= info.durationMs) return fail('INVALID_PARAMS', `start_ms ${start_ms} is not inside the file (${info.durationMs} ms long)`);
-    // The file was read asynchronously: the session may have closed or filled up meanwhile.
-    if (this.isClosed) return fail('SESSION_NOT_FOUND', `session ${this.args.sessionId} closed while the file was being read`);
-    if (this.endpoints.size >= this.args.maxEndpoints) return this.full();
-    const ep = new FileEndpoint(randomUUID(), source, loaded.file, start_ms, loop_count, gain_db);
-    this.add(ep);
-    return ok(c, { endpoint_id: ep.id, state: ep.state, duration_ms: ep.durationMs });
-  }
-
   /**
-   * A URL source: the SSRF checks, the redirects and the final answer's headers before the reply
-   * (a refusal is this command's ENDPOINT_ERROR and creates nothing); then the endpoint is
-   * `buffering` while the body downloads, and `playing` once it is decoded, or `finished` with
-   * `endpoint.file.finished {reason: "error"}` when the body or its decoding fails.
+   * A file endpoint: its source opened first (file-open.ts: a refusal creates nothing). A local
+   * file plays at once; a URL's endpoint is `buffering` until its download is decoded, then
+   * `playing`, or `finished` with `endpoint.file.finished {reason: "error"}` when it fails.
    */
-  private async createUrlFile(c: Extract<SessionCommand, { method: 'endpoint.create_file' }>): Promise<SessionOutcome<'endpoint.create_file'>> {
-    const { source, start_ms, loop_count, gain_db, timeout_ms, cache_ttl_secs } = c.params;
-    const opened = await openUrl(source, {
-      policy: this.args.urlPolicy ?? { origins: [], networks: [] },
-      timeoutMs: timeout_ms ?? DEFAULT_URL_TIMEOUT_MS,
-      maxBytes: this.args.fileMaxBytes ?? DEFAULT_FILE_MAX_BYTES,
-      ca: this.args.fileCa ?? null,
-      cacheTtlSecs: cache_ttl_secs ?? DEFAULT_URL_CACHE_TTL_SECS,
-    });
-    if (!opened.ok) return fail('ENDPOINT_ERROR', opened.message);
-    if (this.isClosed) return fail('SESSION_NOT_FOUND', `session ${this.args.sessionId} closed while the URL was being opened`);
+  private async createFile(c: Extract<SessionCommand, { method: 'endpoint.create_file' }>): Promise<SessionOutcome<'endpoint.create_file'>> {
+    const { start_ms, loop_count, gain_db } = c.params;
     if (this.endpoints.size >= this.args.maxEndpoints) return this.full();
-    const shown = shownUrl(source);
-    const ep = new FileEndpoint(randomUUID(), shown, null, start_ms, loop_count, gain_db);
+    const opened = await openFileSource(this.args, c.params);
+    if (!opened.ok) return opened;
+    // Opened asynchronously: the session may have closed or filled up meanwhile.
+    if (this.isClosed) return fail('SESSION_NOT_FOUND', `session ${this.args.sessionId} closed while the file was being opened`);
+    if (this.endpoints.size >= this.args.maxEndpoints) return this.full();
+    const ep = new FileEndpoint(randomUUID(), opened.shown, 'file' in opened ? opened.file : null, start_ms, loop_count, gain_db);
     this.add(ep);
-    // A cached file is there at once: its state change waits a turn, so it follows this answer.
-    void Promise.all([opened.body(), new Promise((r) => setImmediate(r))]).then(([got]) => {
-      if (ep.closed || this.isClosed) return;
-      const decoded = got.ok ? decodeFile(got.bytes, shown, shown, gain_db) : got;
-      if (!decoded.ok) ep.fail(decoded.message);
-      else if (start_ms >= decoded.file.info.durationMs) ep.fail(`start_ms ${start_ms} is not inside the file (${decoded.file.info.durationMs} ms long)`);
-      else ep.load(decoded.file);
-      this.fileStateChanged(ep, 'buffering', ep.state === 'finished');
-    });
-    return ok(c, { endpoint_id: ep.id, state: ep.state, duration_ms: 0 });
+    if ('download' in opened) {
+      // A cached file is there at once: its state change waits a turn, so it follows this answer.
+      void Promise.all([opened.download, new Promise((r) => setImmediate(r))]).then(([got]) => {
+        if (ep.closed || this.isClosed) return;
+        if (got.ok) ep.load(got.file);
+        else ep.fail(got.message);
+        this.fileStateChanged(ep, 'buffering', ep.state === 'finished');
+      });
+    }
+    return ok(c, { endpoint_id: ep.id, state: ep.state, duration_ms: ep.state === 'buffering' ? 0 : ep.durationMs });
   }
 
   private async startRecording(c: Extract<SessionCommand, { method: 'recording.start' }>): Promise<SessionOutcome<'recording.start'>> {
@@ -977,21 +950,5 @@ export class Session implements RtpHost {
       shelf.delete(id);
     }
     this.relays.clear();
-  }
-}
-
-/** timeout_ms's default for a URL source: the whole download. */
-const DEFAULT_URL_TIMEOUT_MS = 10_000;
-/** cache_ttl_secs's default. */
-const DEFAULT_URL_CACHE_TTL_SECS = 300;
-
-/** A URL as session.info and messages show it: origin and file name, never the query or the rest of the path. */
-function shownUrl(source: string): string {
-  try {
-    const u = new URL(source);
-    const name = u.pathname.split('/').pop();
-    return `${u.origin}/${name ? `…/${name}` : ''}`;
-  } catch {
-    return '(URL)';
   }
 }
