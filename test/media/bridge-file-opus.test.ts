@@ -1,11 +1,15 @@
 /**
  * File endpoints playing Ogg Opus on a real bridge: an .opus file made by ffmpeg (libopus) plays
  * into a PCMU RTP peer as its tone, at its length; a corrupt (flipped byte → CRC), a cut, a
- * non-Opus Ogg and a huge .opus are refused at create, creating nothing.
+ * non-Opus Ogg and a huge .opus are refused at create, creating nothing; an .opus URL served by
+ * a loopback HTTP server goes buffering → playing, a corrupt one finishes with the CRC error.
  */
 import test from 'ava';
 import { readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { parseCidrList } from '../../protocols/media/ip.js';
 import { audioTempDir, dominantFrequency, ffmpeg } from '../helpers/audio.js';
 import { bridgeSession, leg, outcome, RtpPeer, sleep } from '../helpers/media.js';
 
@@ -55,4 +59,37 @@ test.serial('refused at create, creating nothing: a flipped byte (CRC), a cut fi
   t.deepEqual((await c.call('session.info', {})).endpoints, [], 'nothing was created');
   const ok = await c.call('endpoint.create_file', { source: 'good.opus' });
   t.is(ok.duration_ms, 300, 'the unharmed file plays');
+});
+
+test.serial('an .opus URL goes buffering → playing and plays its tone; a corrupt one finishes with the CRC error', async (t) => {
+  const dir = audioTempDir(t);
+  await ffmpeg(t, ['-f', 'lavfi', '-i', 'sine=frequency=700:sample_rate=48000:duration=0.6', '-c:a', 'libopus', join(dir, 'tone.opus')]);
+  const good = readFileSync(join(dir, 'tone.opus'));
+  const bad = Buffer.from(good);
+  bad[200] = bad[200]! ^ 0x08;
+  const server = createServer((req, res) => {
+    const body = req.url === '/tone.opus' ? good : req.url === '/bad.opus' ? bad : null;
+    if (body) res.writeHead(200, { 'Content-Type': 'audio/ogg', 'Content-Length': body.length }).end(body);
+    else res.writeHead(404).end();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(() => new Promise<void>((r) => server.close(() => r())));
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const { c } = await bridgeSession(t, { fileOrigins: [origin], fileNetworks: parseCidrList('127.0.0.1/32') });
+  const peer = await RtpPeer.open(t);
+  await leg(c, peer);
+  const playing = c.waitFor('endpoint.state_changed', (e) => e.state === 'playing', 5000);
+  const made = await c.call('endpoint.create_file', { source: `${origin}/tone.opus` });
+  t.is(made.state, 'buffering');
+  t.is((await playing).previous_state, 'buffering');
+  const done = await c.waitFor('endpoint.file.finished', (e) => e.endpoint_id === made.endpoint_id, 5000);
+  t.is(done.reason, 'completed');
+  t.is(done.played_ms, 600);
+  await sleep(100);
+  const f = dominantFrequency(peer.decodedPcmu(), 8000);
+  t.true(Math.abs(f - 700) < 5, `${f} Hz`);
+  const broken = await c.call('endpoint.create_file', { source: `${origin}/bad.opus` });
+  const failed = await c.waitFor('endpoint.file.finished', (e) => e.endpoint_id === broken.endpoint_id, 5000);
+  t.is(failed.reason, 'error');
+  t.regex(String(failed.error), /bad\.opus: corrupt Ogg file: the CRC of the page at byte \d+ is 0x[0-9a-f]{8}/);
 });
