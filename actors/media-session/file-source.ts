@@ -13,15 +13,20 @@
  *   blocking read; a file over the cap is refused before a byte of it is read.
  * - The whole file is read (asynchronously: the thread's other sessions keep their media
  *   clock) and decoded to mono 16-bit PCM at its own rate; the endpoint plays from memory.
+ * - A file starting with `OggS` is Ogg Opus (opus-file.ts, 48 kHz); anything else is probed
+ *   as WAV.
  */
 import { constants } from 'node:fs';
 import { open, realpath } from 'node:fs/promises';
 import { isAbsolute, resolve, sep } from 'node:path';
-import { decodeWav, probeWav, type WavInfo } from '../../protocols/media/codecs/wav.js';
+import { looksLikeOgg } from '../../protocols/media/codecs/ogg.js';
+import { decodeWav, probeWav } from '../../protocols/media/codecs/wav.js';
+import { decodeOggOpus } from './opus-file.js';
 
 export interface LoadedFile {
   pcm: Int16Array;
-  info: WavInfo;
+  /** What the endpoint needs of the probe: the PCM's rate and the length. */
+  info: { sampleRate: number; durationMs: number };
   /** The real path that was opened (a URL source: the URL's origin). */
   path: string;
 }
@@ -30,6 +35,11 @@ export type LoadOutcome = { ok: true; file: LoadedFile } | { ok: false; message:
 
 /** A whole file's bytes (local or downloaded) probed and decoded; `label` names it in messages. */
 export function decodeFile(file: Uint8Array, label: string, path: string, gainDb: number): LoadOutcome {
+  if (looksLikeOgg(file)) {
+    const opus = decodeOggOpus(file, gainDb);
+    if (!opus.ok) return { ok: false, message: `source ${label}: ${opus.message}` };
+    return { ok: true, file: { pcm: opus.pcm, info: opus.info, path } };
+  }
   const probe = probeWav(file);
   if (!probe.ok) return { ok: false, message: `source ${label}: ${probe.message}` };
   return { ok: true, file: { pcm: decodeWav(file, probe.info, gainDb), info: probe.info, path } };
