@@ -6,6 +6,7 @@
  * loss and jitter. One home for these, so each bench part only says what it sets up.
  */
 import dgram from 'node:dgram';
+import { Worker } from 'node:worker_threads';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -204,4 +205,32 @@ export function summarize(stats: PeerStats[], windowFrames: number): { received:
   const all = stats.flatMap((s) => s.jitterMs).sort((a, b) => a - b);
   const q = (p: number) => (all.length ? all[Math.min(all.length - 1, Math.floor(p * all.length))]! : Number.NaN);
   return { received, loss_pct: expected ? Math.max(0, (100 * (expected - received)) / expected) : 100, jitter_p50_ms: q(0.5), jitter_p99_ms: q(0.99) };
+}
+
+/**
+ * The floor of the jitter figure: a worker thread of this process that sends one 12-byte RTP
+ * packet every 20 ms of the wall clock (each timer aimed at its due time) to `peer`. It has no
+ * work to do, so what `peer` measures of it is the machine's (timers, scheduling, the receiving
+ * loop), not the bridge's. Returns the stop function.
+ */
+export function floorSource(peer: BenchPeer): () => void {
+  const code = `
+    const dgram = require('node:dgram');
+    const { workerData, parentPort } = require('node:worker_threads');
+    const s = dgram.createSocket('udp4');
+    const start = performance.now();
+    let n = 0;
+    let timer = null;
+    const send = () => {
+      const b = Buffer.alloc(12);
+      b[0] = 0x80; b.writeUInt16BE(n & 0xffff, 2); b.writeUInt32BE((n * 160) >>> 0, 4); b.writeUInt32BE(0xf100f, 8);
+      s.send(b, workerData.port, workerData.host);
+      n++;
+      timer = setTimeout(send, Math.max(0, start + n * 20 - performance.now()));
+    };
+    send();
+    parentPort.on('message', () => { clearTimeout(timer); s.close(); parentPort.close(); });
+  `;
+  const w = new Worker(code, { eval: true, workerData: { port: peer.port, host: HOST } });
+  return () => w.postMessage('stop');
 }
