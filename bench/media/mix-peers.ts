@@ -20,6 +20,7 @@ import { resolve } from '../../runtime/config/settings.js';
 import { buildRtp, parseRtp } from '../../protocols/media/rtp.js';
 import { ulawEncode } from '../../protocols/media/codecs/g711.js';
 import { HOST } from './sdp.js';
+import { Pool } from './relay.js';
 
 export type LegCodec = 'pcmu' | 'opus';
 
@@ -38,24 +39,9 @@ export interface InProcessBridge {
   url: string;
   /** The threads the bridge started so far (its group thread among them; read when measuring: some start late). */
   threads(): string[];
-  pool: Pool;
+  /** Command connections, one job at a time each (a connection runs its commands in order). */
+  pool: Pool<MediaBridgeClient>;
   stop(): Promise<void>;
-}
-
-/** A pool of command connections: `use` runs a job on a free one (a connection runs its commands in order). */
-export class Pool {
-  private waiters: Array<(c: MediaBridgeClient) => void> = [];
-  constructor(private free: MediaBridgeClient[], readonly all: MediaBridgeClient[]) {}
-  async use<T>(fn: (c: MediaBridgeClient) => Promise<T>): Promise<T> {
-    const c = this.free.pop() ?? (await new Promise<MediaBridgeClient>((r) => this.waiters.push(r)));
-    try {
-      return await fn(c);
-    } finally {
-      const w = this.waiters.shift();
-      if (w) w(c);
-      else this.free.push(c);
-    }
-  }
 }
 
 /** The bridge on one group thread, local files from `fileDir`, `connections` command connections. */
@@ -82,7 +68,7 @@ export async function startBridge(o: { fileDir: string; connections: number }): 
   return {
     url,
     threads: () => tids().filter((t) => !before.has(t)),
-    pool: new Pool(conns.slice(), conns),
+    pool: new Pool(conns.slice()),
     async stop() {
       await Promise.all(conns.map((c) => c.close().catch(() => undefined)));
       await system.shutdown();
