@@ -18,6 +18,7 @@
  * The generator (sockets of this process, frames encoded once and looped) runs on the main thread.
  * stdout: the tables, then one JSON line {"bench":"media-mix",...}. Progress goes to stderr.
  */
+import { positiveIntList } from './lib/options.js';
 import os from 'node:os';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -69,12 +70,7 @@ function parseOptions(): Options | null {
     strict: true,
   });
   if (v.help) return null;
-  const ints = (s: string, name: string): number[] => {
-    if (s === 'none' || s === '') return [];
-    const l = s.split(',').map(Number);
-    if (l.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--${name}: a comma-separated list of positive integers, got ${s}`);
-    return l;
-  };
+  const ints = positiveIntList;
   const codecs = v.codecs.split(',').filter(Boolean);
   const bad = codecs.filter((c) => c !== 'pcmu' && c !== 'opus');
   if (bad.length) throw new Error(`--codecs: pcmu and/or opus, got ${bad.join(', ')}`);

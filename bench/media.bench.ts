@@ -20,6 +20,7 @@
  * Helpers for the profile: media/profile-summary.ts (cpuprofile → per-packet buckets) and
  * media/primitives.ts (costs of the Node primitives on the packet path).
  */
+import { positiveIntList } from './lib/options.js';
 import { optionsOrExit } from './media/cli.js';
 import os from 'node:os';
 import fs from 'node:fs';
@@ -118,12 +119,7 @@ function parseOptions(): Options | null {
     strict: true,
   });
   if (v.help) return null;
-  const list = (s: string, name: string): number[] => {
-    if (s === '' || s === 'none') return [];
-    const l = s.split(',').map(Number);
-    if (l.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--${name}: a comma-separated list of positive integers, got ${s}`);
-    return l;
-  };
+  const list = positiveIntList;
   const num = (s: string, name: string, min = 0): number => {
     const n = Number(s);
     if (!Number.isFinite(n) || n < min) throw new Error(`--${name}: a number >= ${min}, got ${s}`);
