@@ -2,7 +2,7 @@ import test from 'ava';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ActorSystem, CheckpointStore } from '../runtime/system.js';
-import { ENV_FILE } from '../runtime/checkpoint/store.js';
+import { ENV_FILE, openEnvironment } from '../runtime/checkpoint/store.js';
 import type { ProbeProtocol, ProbeState } from './fixtures/probe/messages.js';
 import { PROBE } from './helpers/system.js';
 import { tempDir } from './helpers/util.js';
@@ -27,6 +27,25 @@ test('save then load round-trips a record, with kind and updatedAt', async (t) =
   t.true(rec!.updatedAt >= before && rec!.updatedAt <= after);
   t.true(existsSync(join(dir, ENV_FILE)));
   t.is(store.load('nope'), undefined);
+});
+
+test('a save asked before a saveSync through another root of the environment never commits over it', async (t) => {
+  const dir = tempDir(t);
+  const host = openStore(t, dir);
+  const root = openEnvironment(dir);
+  t.teardown(() => root.close());
+  const records = CheckpointStore.within(root);
+  // The host's asynchronous save is queued; the records' root commits a newer state at once.
+  const pending = host.save('scheduler', 'scheduler', { moved: 29 });
+  records.saveSync('scheduler', 'scheduler', { moved: 31 });
+  await pending;
+  t.deepEqual(host.load('scheduler')?.state, { moved: 31 }, 'the older state was not put back');
+  // A save asked after it writes as usual; and a save keeps the state as it was when asked.
+  const state = { moved: 32 };
+  const later = host.save('scheduler', 'scheduler', state);
+  state.moved = 99;
+  await later;
+  t.deepEqual(records.load('scheduler')?.state, { moved: 32 });
 });
 
 test('a second save replaces the record and moves updatedAt forward', async (t) => {

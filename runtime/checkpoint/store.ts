@@ -16,6 +16,9 @@ export interface CheckpointRecord<S = unknown> {
   /** ms since the epoch */
   updatedAt: number;
   state: S;
+  /** Which writer (a thread's checkpoint module) wrote it, and its write number there: see WRITER. */
+  writer?: string;
+  seq?: number;
 }
 
 export interface CheckpointSummary {
@@ -27,6 +30,18 @@ export interface CheckpointSummary {
 }
 
 export const ENV_FILE = 'hostd.lmdb';
+
+/**
+ * Checkpoints of one id can be written through two roots of the environment on one thread (the
+ * host's store, and `within` the records' root, so that a checkpoint commits with the records a
+ * transaction changes), and lmdb-js gives each root its own write queue: an asynchronous save
+ * asked before a synchronous one could commit after it and put an older state back (seen: a
+ * drain's moved count fell behind the slices it had flipped when the process was killed then).
+ * So every write carries this thread's writer id and a number taken when it was asked for, and
+ * an asynchronous save that finds a newer write of the same writer at commit time writes nothing.
+ */
+const WRITER = `${process.pid}.${Math.random().toString(36).slice(2, 10)}`;
+let writes = 0;
 
 export function openEnvironment(stateDir: string, opts: { readOnly?: boolean } = {}): RootDatabase {
   if (!opts.readOnly) mkdirSync(stateDir, { recursive: true });
@@ -54,7 +69,13 @@ export class CheckpointStore {
   }
 
   async save<S>(id: string, kind: string, state: S): Promise<void> {
-    await this.db.put(id, { id, kind, updatedAt: Date.now(), state });
+    // The state as it is now (the write comes later, inside the transaction).
+    const record: CheckpointRecord<S> = { id, kind, updatedAt: Date.now(), state: structuredClone(state), writer: WRITER, seq: ++writes };
+    await this.root.transaction(() => {
+      const current = this.db.get(id);
+      if (current?.writer === WRITER && (current.seq ?? 0) > record.seq!) return; // a newer write is there
+      this.db.putSync(id, record);
+    });
     await this.db.flushed;
   }
 
@@ -63,7 +84,7 @@ export class CheckpointStore {
    * so that it commits, or not, together with the records the transaction changes.
    */
   saveSync<S>(id: string, kind: string, state: S): void {
-    this.db.putSync(id, { id, kind, updatedAt: Date.now(), state });
+    this.db.putSync(id, { id, kind, updatedAt: Date.now(), state, writer: WRITER, seq: ++writes });
   }
 
   load<S>(id: string): CheckpointRecord<S> | undefined {

@@ -44,7 +44,7 @@ const names = (field: string) => new RegExp(`(^|[^\\w])${field.replace(/[.[\]]/g
 
 // ---- the table of methods, their parameters and a minimal valid call (from the spec) ----
 
-type Kind = 'endpointId' | 'sdp' | 'direction' | 'directionOrAuto' | 'bool' | 'codecs' | 'generation' | 'uuid' | 'optionalUuid' | 'tone' | 'frequency' | 'duration' | 'source' | 'startMs' | 'loopCount' | 'gainDb' | 'positionMs' | 'sampleRate' | 'optionalEndpointId' | 'fileName';
+type Kind = 'endpointId' | 'sdp' | 'direction' | 'directionOrAuto' | 'bool' | 'codecs' | 'generation' | 'uuid' | 'optionalUuid' | 'tone' | 'frequency' | 'duration' | 'source' | 'startMs' | 'loopCount' | 'gainDb' | 'positionMs' | 'sampleRate' | 'optionalEndpointId' | 'fileName' | 'urlTimeoutMs' | 'cacheTtlSecs';
 
 interface MethodCase {
   fields: Record<string, Kind>;
@@ -119,10 +119,10 @@ const CASES: Record<Method, MethodCase> = {
     fullResult: { endpoint_id: 'e1', target_session_id: U2.toLowerCase() },
   },
   'endpoint.create_file': {
-    fields: { source: 'source', start_ms: 'startMs', loop_count: 'loopCount', gain_db: 'gainDb' },
+    fields: { source: 'source', start_ms: 'startMs', loop_count: 'loopCount', gain_db: 'gainDb', timeout_ms: 'urlTimeoutMs', cache_ttl_secs: 'cacheTtlSecs' },
     minimal: { source: 'ring.wav' },
-    defaults: { source: 'ring.wav', start_ms: 0, loop_count: 0, gain_db: 0 },
-    full: { source: '/srv/media/ring.wav', start_ms: 1500, loop_count: null, gain_db: -6.5 },
+    defaults: { source: 'ring.wav', start_ms: 0, loop_count: 0, gain_db: 0, timeout_ms: undefined, cache_ttl_secs: undefined },
+    full: { source: 'https://media.example.com/ring.wav', start_ms: 1500, loop_count: null, gain_db: -6.5, timeout_ms: 2500, cache_ttl_secs: 0 },
   },
   'endpoint.file.pause': { fields: { endpoint_id: 'endpointId' }, minimal: { endpoint_id: 'e1' }, defaults: { endpoint_id: 'e1' }, full: { endpoint_id: 'e1' } },
   'endpoint.file.resume': { fields: { endpoint_id: 'endpointId' }, minimal: { endpoint_id: 'e1' }, defaults: { endpoint_id: 'e1' }, full: { endpoint_id: 'e1' } },
@@ -296,6 +296,18 @@ const BAD: Record<Kind, Array<[string, unknown, RegExp]>> = {
     ['empty', '', /must not be empty/],
     ['129 characters', 'e'.repeat(129), /longer than 128/],
   ],
+  urlTimeoutMs: [
+    ['zero', 0, /timeout_ms must be between 1 and 60000 ms; got 0/],
+    ['above 60 s', 60_001, /between 1 and 60000 ms/],
+    ['fractional', 1.5, /integer/],
+    ['a string', '500', /must be a number/],
+    ['null', null, /must be a number; got null/],
+  ],
+  cacheTtlSecs: [
+    ['negative', -1, /cache_ttl_secs must be between 0 and 86400 s; got -1/],
+    ['above a day', 86_401, /between 0 and 86400 s/],
+    ['a string', '300', /must be a number/],
+  ],
   fileName: [
     ['empty', '', /must not be empty/],
     ['a number', 1, /must be a string/],
@@ -332,6 +344,8 @@ const GOOD: Record<Kind, Array<[unknown, unknown]>> = {
   sampleRate: [[8000, 8000], [16_000, 16_000], [48_000, 48_000], [undefined, 8000]],
   optionalEndpointId: [['e1', 'e1'], [null, null], [undefined, null]],
   fileName: [['a.pcap', 'a.pcap'], ['a'.repeat(200), 'a'.repeat(200)], [undefined, undefined]],
+  urlTimeoutMs: [[1, 1], [60_000, 60_000], [undefined, undefined]],
+  cacheTtlSecs: [[0, 0], [86_400, 86_400], [undefined, undefined]],
 };
 
 function withField(params: Params, field: string, value: unknown): Params {
@@ -558,7 +572,7 @@ test('unknown methods are METHOD_NOT_FOUND naming the method, including Object.p
 
 test('endpoint.create_with_file is an alias of endpoint.create_file', (t) => {
   const a = accepted(t, checkCommand('endpoint.create_with_file', { source: 'x.wav', loop_count: 2 }, noSdpSniffing));
-  t.deepEqual(a, { method: 'endpoint.create_file', params: { source: 'x.wav', start_ms: 0, loop_count: 2, gain_db: 0 } });
+  t.deepEqual(a, { method: 'endpoint.create_file', params: { source: 'x.wav', start_ms: 0, loop_count: 2, gain_db: 0, timeout_ms: undefined, cache_ttl_secs: undefined } });
   t.regex(refused(t, checkCommand('endpoint.create_with_file', { source: 'x.wav', url: 'y' }, noSdpSniffing), 'INVALID_PARAMS'), /unknown parameter url/);
 });
 

@@ -212,5 +212,12 @@ test('TCP bounds: an idle connection is closed after SIPSERVER_TCP_IDLE_MS; conn
   const idle = await a.closed;
   t.true(idle >= 900 && idle < 3000, `idle connection closed after ${idle} ms`);
   await b.closed;
-  t.is((await h.server.request({ type: 'info' })).connections, 0);
+  // The server forgets a connection when its own socket's close event comes, which on a loaded
+  // machine can follow the client's by a moment.
+  let left = -1;
+  for (let i = 0; i < 40 && left !== 0; i++) {
+    left = (await h.server.request({ type: 'info' })).connections;
+    if (left !== 0) await new Promise((r) => setTimeout(r, 50));
+  }
+  t.is(left, 0, 'the server holds no connection after both closed');
 });
