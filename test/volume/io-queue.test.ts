@@ -203,11 +203,13 @@ test('stats: started, completed, active, queued and wait times per priority', as
   const log: string[] = [];
   const a = gated(log, 'a');
   const order: string[] = [];
+  // From before the submissions: the waits are counted from them, and a loaded machine may take
+  // several milliseconds between a submission and the next line.
+  const t0 = Date.now();
   const aDone = q.run('a', a.op);
   const bDone = q.run('b', async () => order.push('b'));
   const lDone = q.run('l', async () => order.push('l'), undefined, 'low');
   t.like(q.stats(), { normal: { started: 1, active: 1, queued: 1 }, low: { started: 0, queued: 1 } });
-  const t0 = Date.now();
   await later(120, null);
   a.open();
   await Promise.all([aDone, bDone, lDone]);
