@@ -6,11 +6,7 @@
  * B's route answer delivers the INVITE to the draining A, which rejects it 503 (the hazard the
  * spec names).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
-import { ActorSystem } from '../../runtime/system.js';
 import { resolve } from '../../runtime/config/settings.js';
 import { SIPSERVER_ID, type SipServerProtocol } from '../../actors/sipserver/messages.js';
 import { sipserverChild } from '../../actors/sipserver/service-spec.js';
@@ -18,17 +14,10 @@ import { GATEWAY_MODULE, gatewayArgs, gatewaySettings, sipArgs } from '../../act
 import type { GatewayProtocol } from '../../actors/gateway/messages.js';
 import { GatewayClient } from '../../actors/gateway/client.js';
 import { freePort, scenario, sipp } from '../helpers/sip.js';
-import { SDP, until } from '../helpers/gateway.js';
+import { SDP, gatewaySystem, until } from '../helpers/gateway.js';
 
 async function twoGateways(t: ExecutionContext, tagA: string, tagB: string) {
-  const stateDir = mkdtempSync(join(tmpdir(), 'hostd-gw2-'));
-  const system = await ActorSystem.start({ stateDir, logLevel: process.env.TEST_LOG_LEVEL ?? 'silent', groupThreads: 1, poolThreads: 1 });
-  const clients: GatewayClient[] = [];
-  t.teardown(async () => {
-    await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
-    await system.shutdown();
-    rmSync(stateDir, { recursive: true, force: true });
-  });
+  const { system, clients } = await gatewaySystem(t, 'hostd-gw2-');
   const [portA, portB] = [await freePort(), await freePort()];
   const base = resolve(gatewaySettings, {}, {});
   const vA = { ...base, port: portA, sipPort: 0, tag: tagA, fallbackUrl: `http://127.0.0.1:${portB}/sipserver/route` };

@@ -36,8 +36,9 @@ export interface GatewayHarness {
   get(path: string): Promise<{ status: number; body: Record<string, unknown> }>;
 }
 
-export async function startGateway(t: ExecutionContext, values: Partial<GatewayValues> = {}, overrides: Partial<GatewayArgs> = {}): Promise<GatewayHarness> {
-  const stateDir = mkdtempSync(join(tmpdir(), 'hostd-gw-'));
+/** An actor system over a fresh state directory, and the clients opened on it; all gone at teardown. */
+export async function gatewaySystem(t: ExecutionContext, prefix = 'hostd-gw-'): Promise<{ system: ActorSystem; clients: GatewayClient[] }> {
+  const stateDir = mkdtempSync(join(tmpdir(), prefix));
   const system = await ActorSystem.start({ stateDir, logLevel: process.env.TEST_LOG_LEVEL ?? 'silent', groupThreads: 1, poolThreads: 1 });
   const clients: GatewayClient[] = [];
   t.teardown(async () => {
@@ -45,6 +46,11 @@ export async function startGateway(t: ExecutionContext, values: Partial<GatewayV
     await system.shutdown();
     rmSync(stateDir, { recursive: true, force: true });
   });
+  return { system, clients };
+}
+
+export async function startGateway(t: ExecutionContext, values: Partial<GatewayValues> = {}, overrides: Partial<GatewayArgs> = {}): Promise<GatewayHarness> {
+  const { system, clients } = await gatewaySystem(t);
   const port = await freePort();
   const v: GatewayValues = { ...resolve(gatewaySettings, {}, {}), port, sipPort: 0, ...values };
   const args = gatewayArgs(v, { mediaLinkModule: null, ...overrides });
