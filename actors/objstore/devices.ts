@@ -22,6 +22,7 @@ import { createInterface } from 'node:readline';
 import type { Logger } from 'pino';
 import { sortDevices, type DeviceSort } from '../../protocols/objstore/devices.js';
 import { discoverVolumes, listBlockDevices, type BlockDevice } from '../volume/disks.js';
+import type { DeviceEntry } from '../../protocols/objstore/volume-view.js';
 import { readMounts } from '../volume/mounts.js';
 import type { Notifier } from './notify.js';
 import type { Volumes } from './volumes.js';
@@ -191,12 +192,7 @@ export class Hotplug {
   }
 }
 
-/** One entry of `GET /$/blockDevices`: the device, its partitions, and the volume it maps to. */
-export interface DeviceEntry extends BlockDevice {
-  volumeId: number | null;
-  volumeLabel: string | null;
-  children: DeviceEntry[];
-}
+export type { DeviceEntry };
 
 /** Every block device with a size, each with the volume (present on it) it maps to, sorted (partitions too). */
 export async function blockDeviceList(volumes: Volumes, by: DeviceSort): Promise<DeviceEntry[]> {

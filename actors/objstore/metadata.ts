@@ -20,6 +20,7 @@ import type { Database, RootDatabase } from 'lmdb';
 import { volumeOf } from '../../protocols/objstore/layout.js';
 import { ancestors } from '../../protocols/objstore/paths.js';
 import type { ObjectRecord } from '../../protocols/objstore/headers.js';
+import type { EncryptProgress } from '../../protocols/objstore/volume-view.js';
 
 export interface PutIntent {
   id: string;
@@ -51,15 +52,7 @@ export interface VolumeRecord {
   faults: number;
 }
 
-/** Progress of the in-place encrypt step (POST /$/volumes/{id}/encrypt), kept in the volume record. */
-export interface EncryptProgress {
-  phase: 'checking' | 'scanning' | 'wiping' | 'encrypting' | 'registering' | 'done' | 'failed';
-  startedAt: string;
-  updatedAt: string;
-  /** what became of the old plaintext blocks in the free space (the wiping phase) */
-  wipe?: string;
-  error?: string;
-}
+export type { EncryptProgress };
 
 export interface BucketPolicy {
   publicRead: boolean;

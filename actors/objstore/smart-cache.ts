@@ -8,23 +8,11 @@
  */
 import { basename } from 'node:path';
 import { smartInfo, type SmartInfo } from '../volume/disks.js';
+import type { SmartSummary } from '../../protocols/objstore/volume-view.js';
 
 export const SMART_REFRESH_MS = 10 * 60_000;
 
-export type SmartSummary =
-  | { available: false; reason: string; updatedAt: string | null }
-  | {
-      available: true;
-      passed: boolean | null;
-      temperatureC: number | null;
-      powerOnHours: number | null;
-      /** ATA 5 Reallocated_Sector_Ct and 197 Current_Pending_Sector raw values; null when the drive has none (NVMe, SCSI) */
-      reallocatedSectors: number | null;
-      pendingSectors: number | null;
-      /** NVMe media errors; null for others */
-      mediaErrors: number | null;
-      updatedAt: string;
-    };
+export type { SmartSummary };
 
 export function summarize(info: SmartInfo, at: number): SmartSummary {
   const updatedAt = new Date(at).toISOString();

@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { ActorRef, ChildSpec } from '../../runtime/index.js';
 import { ActorError } from '../../runtime/index.js';
-import { discoverVolumes, listBlockDevices, provisionDisk, smartInfo, unmountVolume, volumeCapacity } from '../volume/disks.js';
+import { discoverVolumes, listBlockDevices, provisionDisk, smartInfo, unmountVolume, volumeCapacity, type SmartInfo } from '../volume/disks.js';
+import type { VolumeDetailView, VolumeView } from '../../protocols/objstore/volume-view.js';
 import { volumeActorId, type VolumeArgs, type VolumeProtocol } from '../volume/messages.js';
 import { readKeySlots, writeKeySlots } from '../volume/volume-key.js';
 import type { KeySlots } from '../../protocols/objstore/crypto-format.js';
@@ -172,7 +173,7 @@ export class Volumes {
   }
 
   /** The volume as the API shows it. */
-  view(rec: VolumeRecord, detail = false): Record<string, unknown> {
+  view(rec: VolumeRecord, detail = false): VolumeView {
     const p = this.present.get(rec.id);
     return {
       id: rec.id,
@@ -201,11 +202,10 @@ export class Volumes {
     };
   }
 
-  async detail(rec: VolumeRecord): Promise<Record<string, unknown>> {
-    const v = this.view(rec, true);
+  async detail(rec: VolumeRecord): Promise<VolumeDetailView> {
     const device = this.present.get(rec.id)?.device;
-    v.smartInfo = device ? await smartInfo(device) : { available: false, reason: 'the disk is not present' };
-    return v;
+    const info: SmartInfo = device ? await smartInfo(device) : { available: false, reason: 'the disk is not present' };
+    return { ...this.view(rec, true), smartInfo: info };
   }
 
   /** POST /$/volumes: check the request, format and mount the disk, start its actor. */

@@ -15,6 +15,9 @@ import { basename, join } from 'node:path';
 import { decodeIdentity, encodeIdentity, IDENTITY_FILE, SERVICE_DIR, type VolumeIdentity } from '../../protocols/objstore/identity.js';
 import { command } from './command.js';
 import { isMountPoint, readMounts } from './mounts.js';
+import type { BlockDevice, SmartAttribute, SmartInfo } from '../../protocols/objstore/volume-view.js';
+
+export type { BlockDevice, SmartAttribute, SmartInfo };
 
 export const VOLUME_LABEL = 'objstore';
 export const SLICES_DIR = 'slices';
@@ -28,29 +31,6 @@ export class DiskError extends Error {
     this.name = 'DiskError';
     this.code = code;
   }
-}
-
-export interface BlockDevice {
-  /** Kernel name, e.g. 'sdb', 'loop3', 'nvme0n1p1'. */
-  name: string;
-  /** '/dev/<name>' */
-  path: string;
-  /** 'major:minor' */
-  majMin: string;
-  /** Resolved /sys/class/block/<name>: the device's place on its bus. */
-  sysfsPath: string | null;
-  /** Bytes. */
-  size: number;
-  model: string | null;
-  serial: string | null;
-  /** lsblk's TYPE: 'disk', 'part', 'loop', 'rom', ... */
-  type: string;
-  fstype: string | null;
-  label: string | null;
-  uuid: string | null;
-  mountpoints: string[];
-  /** Partitions (and other devices stacked on this one). */
-  children: BlockDevice[];
 }
 
 interface LsblkNode {
@@ -373,33 +353,6 @@ export async function volumeCapacity(mountPoint: string): Promise<{ bytesTotal: 
   const s = await statfs(mountPoint);
   return { bytesTotal: s.blocks * s.bsize, bytesFree: s.bavail * s.bsize };
 }
-
-export interface SmartAttribute {
-  id: number;
-  name: string;
-  value: number;
-  worst: number;
-  thresh: number;
-  raw: number;
-}
-
-export type SmartInfo =
-  | { available: false; reason: string }
-  | {
-      available: true;
-      /** The drive's overall self-assessment; null when it gives none. */
-      passed: boolean | null;
-      model: string | null;
-      serial: string | null;
-      temperatureC: number | null;
-      powerOnHours: number | null;
-      /** ATA attributes (empty for NVMe and SCSI). */
-      attributes: SmartAttribute[];
-      /** The NVMe health log, as smartctl reports it. */
-      nvmeHealth: Record<string, unknown> | null;
-      /** smartctl's own warnings (e.g. a failing attribute). */
-      messages: string[];
-    };
 
 /** SMART data of a drive (`smartctl --json -a`). Loop devices and virtual disks have none: that is reported plainly. */
 export async function smartInfo(device: string): Promise<SmartInfo> {

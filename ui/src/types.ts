@@ -1,43 +1,11 @@
 /**
  * The management API's answers as the UI reads them (spec: object-store.md; fields:
  * docs/object-store.md and docs/maintenance.md). Only the fields the pages show are declared;
- * the wire types of protocols/ (pure) are imported; the volume view and the block device list
- * are declared here, as the server declares them in actors/ beside Node-only code.
+ * the wire types of protocols/ (pure) are imported rather than declared again.
  */
 
-export interface SmartInfo {
-  available: boolean;
-  reason?: string;
-  passed?: boolean;
-  model?: string | null;
-  serial?: string | null;
-  temperatureC?: number | null;
-  powerOnHours?: number | null;
-  attributes?: Array<{ id: number; name: string; value: number; worst: number; thresh: number; raw: number | string }>;
-  messages?: string[];
-}
-
-export interface Volume {
-  id: number;
-  label: string;
-  comment: string;
-  isEnabled: boolean;
-  isReadOnly: boolean;
-  isHealthy: boolean;
-  isDraining: boolean;
-  isDeleted: boolean;
-  isMissing: boolean;
-  /** absent from a server without encryption at all; false where it is not encrypted */
-  isEncrypted?: boolean;
-  device: string | null;
-  lastDevice: string | null;
-  bytesTotal: number | null;
-  bytesFree: number | null;
-  busGroup: string;
-  faults: number;
-  createdAt: string;
-  smartInfo: SmartInfo;
-}
+/** The volume and block device shapes are the server's own (protocols/objstore/volume-view.ts). */
+export type { DeviceEntry as BlockDevice, SmartInfo, SmartSummary, VolumeDetailView, VolumeView as Volume } from '../../protocols/objstore/volume-view.js';
 
 export interface Status {
   volumes: Record<'writable' | 'readOnly' | 'unhealthy' | 'draining' | 'missing' | 'disabled' | 'deleted', number[]>;
@@ -62,19 +30,6 @@ export interface Fault {
 
 /** Drains, the rebalance and verification runs: their wire types are protocols/'s (pure, no I/O). */
 export type { DrainProgress as Drain, RebalanceProgress as Rebalance, VerifyProgress as VerifyState, VerifyRun } from '../../protocols/objstore/maintenance.js';
-
-export interface BlockDevice {
-  name: string;
-  path: string;
-  size: number;
-  model: string | null;
-  serial: string | null;
-  type: string;
-  fstype: string | null;
-  label: string | null;
-  mountpoints: Array<string | null>;
-  children: BlockDevice[];
-}
 
 export interface Bucket {
   name: string;

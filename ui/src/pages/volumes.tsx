@@ -9,7 +9,7 @@ import { api, ApiError } from '../api.js';
 import { Action, Badge, Empty, ErrorNotice, Meter, Notice, Section } from '../components.js';
 import { bytes, count, duration, eta, percent, when } from '../format.js';
 import { usePoll } from '../poll.js';
-import type { Drain, Volume } from '../types.js';
+import type { Drain, SmartInfo, Volume, VolumeDetailView } from '../types.js';
 
 interface Fleet {
   volumes: Volume[];
@@ -136,7 +136,7 @@ export function Volumes({ selected }: { selected: number | null }) {
 }
 
 function VolumeDetail({ v, drain, refresh }: { v: Volume; drain: Drain | null; refresh: () => void }) {
-  const smart = usePoll(() => api.get<{ volume: Volume }>(`/$/volumes/${v.id}`), [v.id], 30_000);
+  const smart = usePoll(() => api.get<{ volume: VolumeDetailView }>(`/$/volumes/${v.id}`), [v.id], 30_000);
   const info = smart.data?.volume.smartInfo;
   const path = `/$/volumes/${v.id}`;
   return (
@@ -192,7 +192,7 @@ function VolumeDetail({ v, drain, refresh }: { v: Volume; drain: Drain | null; r
   );
 }
 
-function SmartTable({ info }: { info: NonNullable<Volume['smartInfo']> }) {
+function SmartTable({ info }: { info: Extract<SmartInfo, { available: true }> }) {
   return (
     <>
       <p>
