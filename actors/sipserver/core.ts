@@ -23,7 +23,7 @@ import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import * as sip from '../../protocols/sip/index.js';
 import type { KeyedAction, SipRequest, SipResponse } from '../../protocols/sip/index.js';
-import type { SipServerEvent, SipSource } from './gateway-messages.js';
+import type { RequestFields, SipServerEvent, SipSource } from './gateway-messages.js';
 import type { SipHeader, SipServerArgs, SipServerInfo } from './messages.js';
 import { dialogsActive, malformedTotal, requestsTotal, responsesTotal, routeLookupSeconds, routeLookups, transactionsActive } from './metrics.js';
 import { lookupRoute, routeQuery } from './routing.js';
@@ -53,6 +53,19 @@ function isCallId(text: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** What a gateway is sent of a request (gateway-messages.ts): read from the parsed message, no text round trip. */
+function requestFields(req: SipRequest): RequestFields {
+  return {
+    requestUri: sip.formatUri(req.uri),
+    uriUser: sip.isSipUri(req.uri) ? (req.uri.user ?? '') : '',
+    from: sip.formatNameAddr(req.from),
+    to: sip.formatNameAddr(req.to),
+    headers: req.headers,
+    ...(req.contentType ? { contentType: sip.formatMediaType(req.contentType) } : {}),
+    body: req.body.toString('latin1'),
+  };
 }
 
 export class SipCore {
@@ -327,7 +340,7 @@ export class SipCore {
         tx.answerBy = this.now() + (req.method === 'INVITE' ? this.a.inviteAnswerMs : NON_INVITE_ANSWER_MS);
         this.awaitingAnswer.add(key);
         this.want(tx.answerBy);
-        this.cast(gateway, { type: 'sip.request', key, method: req.method, callId: req.callId, source: tx.source, raw: sip.serializeMessage(req).toString('latin1') });
+        this.cast(gateway, { type: 'sip.request', key, method: req.method, callId: req.callId, source: tx.source, ...requestFields(req) });
         break;
       }
     }
@@ -355,7 +368,7 @@ export class SipCore {
     tx.answerBy = this.now() + (req.method === 'INVITE' ? this.a.inviteAnswerMs : NON_INVITE_ANSWER_MS);
     this.awaitingAnswer.add(key);
     this.want(tx.answerBy);
-    this.cast(entry.gateway, { type: 'sip.request', key, method: req.method, callId: req.callId, dialog: dk, source: tx.source, raw: sip.serializeMessage(req).toString('latin1') });
+    this.cast(entry.gateway, { type: 'sip.request', key, method: req.method, callId: req.callId, dialog: dk, source: tx.source, ...requestFields(req) });
   }
 
   private onCancel(key: string, cancel: SipRequest): void {
@@ -375,7 +388,7 @@ export class SipCore {
     if (!entry || !dk) return;
     delete entry.twoXx;
     this.awaitingAck.delete(dk);
-    this.cast(entry.gateway, { type: 'sip.ack', dialog: dk, callId: ack.callId, raw: sip.serializeMessage(ack).toString('latin1') });
+    this.cast(entry.gateway, { type: 'sip.ack', dialog: dk, callId: ack.callId });
   }
 
   private refuse(key: string, status: number, headers: SipHeader[] = [], reason?: string): void {
