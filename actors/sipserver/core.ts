@@ -18,7 +18,7 @@
  * - An in-dialog request whose gateway has detached: BYE is answered 200 (the dialog ends),
  *   anything else 481.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes } from './random.js';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import * as sip from '../../protocols/sip/index.js';
