@@ -78,10 +78,43 @@ const agents = { http: new http.Agent({ keepAlive: true, maxSockets: 64 }), http
 /** A route handler's answer is a small JSON object: more than this is refused. */
 const MAX_ANSWER_BYTES = 64 * 1024;
 
+/** A handler URL read once (one lookup per new call): where to connect and the path the query is added to. */
+interface Handler {
+  secure: boolean;
+  options: { hostname: string; port: string | number; auth?: string };
+  path: string;
+  /** `?` or `&`: how the query joins the path. */
+  join: string;
+}
+const handlers = new Map<string, Handler>();
+
+function handlerOf(url: string): Handler {
+  let h = handlers.get(url);
+  if (!h) {
+    const u = new URL(url);
+    const secure = u.protocol === 'https:';
+    const auth = u.username || u.password ? `${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}` : undefined;
+    h = {
+      secure,
+      options: { hostname: u.hostname.replace(/^\[|\]$/g, ''), port: u.port || (secure ? 443 : 80), ...(auth ? { auth } : {}) },
+      path: `${u.pathname}${u.search}`,
+      join: u.search ? '&' : '?',
+    };
+    if (handlers.size > 16) handlers.clear();
+    handlers.set(url, h);
+  }
+  return h;
+}
+
 /** GET the handler; never throws. */
 export function lookupRoute(url: string, query: URLSearchParams, timeoutMs: number): Promise<RouteDecision> {
-  const target = new URL(`${url}${url.includes('?') ? '&' : '?'}${query.toString()}`);
-  const secure = target.protocol === 'https:';
+  let h: Handler;
+  try {
+    h = handlerOf(url);
+  } catch {
+    return Promise.resolve({ action: 'error', status: 503, reason: 'route handler URL is not a URL', outcome: 'unreachable' });
+  }
+  const secure = h.secure;
   return new Promise<RouteDecision>((resolve) => {
     let settled = false;
     const done = (d: RouteDecision) => {
@@ -90,7 +123,7 @@ export function lookupRoute(url: string, query: URLSearchParams, timeoutMs: numb
       clearTimeout(timer);
       resolve(d);
     };
-    const req = (secure ? https : http).request(target, { agent: secure ? agents.https : agents.http, headers: { accept: 'application/json' } }, (res) => {
+    const req = (secure ? https : http).request({ ...h.options, path: `${h.path}${h.join}${query.toString()}`, agent: secure ? agents.https : agents.http, headers: { accept: 'application/json' } }, (res) => {
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (c: Buffer) => {
