@@ -24,7 +24,7 @@ import { runUac, startUas, type UacRun } from './gateway/sipp.js';
 import { startKamailio } from './gateway/kamailio.js';
 import { startHostdGateway } from './gateway/hostd.js';
 import { freeUdpPort } from './gateway/ports.js';
-import { processCpuMs, selfCpuMs } from './gateway/cpu.js';
+import { busiestThread, processCpuMs, selfCpuMs, threadCpuMs } from './gateway/cpu.js';
 
 const HELP = `Usage: node dist/bench/gateway.bench.js [options]
   --rates LIST    calls/s steps, ascending (default 100,200,300,500,700,1000,1400,2000,2800)
@@ -62,6 +62,8 @@ for (const p of only) if (!['hostd', 'sipp', 'kamailio'].includes(p)) {
 interface Step extends UacRun {
   /** CPU ms per completed call of the far end (null when not measured) */
   cpuMsPerCall: number | null;
+  /** the same for the far end's busiest thread (hostd: the SIP server's; sipp: its one thread) */
+  busiestMsPerCall: number | null;
 }
 
 interface PathResult {
@@ -96,14 +98,17 @@ async function measure(path: string, open: () => Promise<Sut>): Promise<PathResu
     for (const rate of rates) {
       const calls = Math.round(rate * seconds);
       const cpu0 = cpuOf(sut);
+      const threads0 = sut.pid !== undefined ? threadCpuMs(sut.pid) : new Map<number, number>();
       const uac = await runUac(sut.target, await freeUdpPort(), rate, calls, (seconds + 30) * 1000);
       const cpu1 = cpuOf(sut);
-      const run: Step = { ...uac, cpuMsPerCall: cpu0 !== null && cpu1 !== null && uac.successful > 0 ? (cpu1 - cpu0) / uac.successful : null };
+      const busiest = sut.pid !== undefined ? busiestThread(threads0, threadCpuMs(sut.pid)) : null;
+      const perCall = (ms: number | null) => (ms !== null && uac.successful > 0 ? ms / uac.successful : null);
+      const run: Step = { ...uac, cpuMsPerCall: perCall(cpu0 !== null && cpu1 !== null ? cpu1 - cpu0 : null), busiestMsPerCall: perCall(busiest) };
       steps.push(run);
       const achieved = run.successful / run.seconds;
       const held = run.failed === 0 && run.successful === calls && achieved >= 0.9 * rate * (calls / (calls + rate * 0.5));
       const s = summarize(run.setupMs);
-      process.stderr.write(`${path}: ${rate}/s asked, ${run.successful}/${calls} ok, ${run.failed} failed, ${achieved.toFixed(0)}/s done, setup p50 ${s.p50.toFixed(1)} ms p99 ${s.p99.toFixed(1)} ms${run.cpuMsPerCall !== null ? `, ${run.cpuMsPerCall.toFixed(3)} CPU ms/call` : ''}${held ? '' : '  ← not held'}\n`);
+      process.stderr.write(`${path}: ${rate}/s asked, ${run.successful}/${calls} ok, ${run.failed} failed, ${achieved.toFixed(0)}/s done, setup p50 ${s.p50.toFixed(1)} ms p99 ${s.p99.toFixed(1)} ms${run.cpuMsPerCall !== null ? `, ${run.cpuMsPerCall.toFixed(3)} CPU ms/call (busiest thread ${run.busiestMsPerCall?.toFixed(3)})` : ''}${held ? '' : '  ← not held'}\n`);
       if (run.failed > 0 && run.errors) process.stderr.write(`  sipp's error log begins:\n${run.errors.replace(/^/gm, '    ')}\n`);
       if (!held) break;
       best = run;
@@ -142,10 +147,10 @@ if (only.has('kamailio')) {
 
 const row = (r: PathResult) => {
   const s = r.best ? summarize(r.best.setupMs) : null;
-  return [r.path, r.best?.rate ?? 0, r.best ? r.best.successful / r.best.seconds : null, s?.p50, s?.p99, r.best?.cpuMsPerCall?.toFixed(3) ?? null];
+  return [r.path, r.best?.rate ?? 0, r.best ? r.best.successful / r.best.seconds : null, s?.p50, s?.p99, r.best?.cpuMsPerCall?.toFixed(3) ?? null, r.best?.busiestMsPerCall?.toFixed(3) ?? null];
 };
 console.log(`\nCalls per second with zero failed calls (${seconds} s per step, UDP, calls with no hold time):\n`);
-console.log(renderTable(['path', 'highest rate held (calls/s)', 'completed/s at it', 'INVITE→200 p50 (ms)', 'p99 (ms)', 'far end CPU ms/call'], results.map(row)));
+console.log(renderTable(['path', 'highest rate held (calls/s)', 'completed/s at it', 'INVITE→200 p50 (ms)', 'p99 (ms)', 'far end CPU ms/call', 'its busiest thread'], results.map(row)));
 const rateOf = (prefix: string) => results.find((r) => r.path.startsWith(prefix))?.best?.rate ?? null;
 const hostd = rateOf('hostd');
 const sipp = rateOf('sipp → sipp');
@@ -154,7 +159,7 @@ if (hostd !== null && sipp) console.log(`\nhostd / sipp-to-sipp: ${(hostd / sipp
 console.log(JSON.stringify({
   bench: 'gateway',
   seconds,
-  paths: results.map((r) => ({ path: r.path, bestRate: r.best?.rate ?? 0, setupP50Ms: r.best ? summarize(r.best.setupMs).p50 : null, setupP99Ms: r.best ? summarize(r.best.setupMs).p99 : null, steps: r.steps.map((s) => ({ rate: s.rate, ok: s.successful, failed: s.failed, seconds: Number(s.seconds.toFixed(2)), cpuMsPerCall: s.cpuMsPerCall === null ? null : Number(s.cpuMsPerCall.toFixed(4)) })) })),
+  paths: results.map((r) => ({ path: r.path, bestRate: r.best?.rate ?? 0, setupP50Ms: r.best ? summarize(r.best.setupMs).p50 : null, setupP99Ms: r.best ? summarize(r.best.setupMs).p99 : null, steps: r.steps.map((s) => ({ rate: s.rate, ok: s.successful, failed: s.failed, seconds: Number(s.seconds.toFixed(2)), cpuMsPerCall: s.cpuMsPerCall === null ? null : Number(s.cpuMsPerCall.toFixed(4)), busiestMsPerCall: s.busiestMsPerCall === null ? null : Number(s.busiestMsPerCall.toFixed(4)) })) })),
   ratioToSipp: hostd !== null && sipp ? hostd / sipp : null,
   ratioToKamailio: hostd !== null && kam ? hostd / kam : null,
 }));
