@@ -55,3 +55,16 @@ export type SipServerEvent =
   | { type: 'sip.dialogEnded'; dialog: string; callId: string; reason: 'bye' | 'no-ack' };
 
 export type SipServerEventType = SipServerEvent['type'];
+
+/**
+ * Several events for one gateway from one turn of the SIP server's event loop, in order: one
+ * message between the threads instead of several when the server is busy (casts.ts). A single
+ * event goes as itself.
+ */
+export interface SipServerEvents {
+  type: 'sip.events';
+  events: SipServerEvent[];
+}
+
+/** What a gateway must accept from the SIP server. */
+export type SipServerCast = SipServerEvent | SipServerEvents;
