@@ -86,6 +86,7 @@ export class SipCore {
   /** The ACK of each UAC dialog's 2xx, sent again for each 2xx retransmission (§13.2.2.4). */
   private readonly acks = new Map<string, { bytes: Buffer; dest: SipSource }>();
   readonly tags = new Map<string, string>();
+  private readonly serialized = new WeakMap<SipResponse, Buffer>();
   acceptingNew = true;
   transport!: Transport;
   private current: SipSource | undefined;
@@ -252,7 +253,7 @@ export class SipCore {
   }
 
   private sendResponse(res: SipResponse, source: SipSource): Buffer {
-    const bytes = sip.serializeMessage(res);
+    const bytes = this.bytesOf(res);
     if (source.protocol === 'tcp') {
       // §18.2.2: the connection the request came on; if it has closed, a new one to received + sent-by port.
       const top = res.via[0];
@@ -262,6 +263,19 @@ export class SipCore {
       const top = res.via[0];
       const target = top ? sip.responseTarget(top) : { host: source.address, port: source.port };
       this.transport.sendUdp(bytes, target.host, target.port);
+    }
+    return bytes;
+  }
+
+  /**
+   * A response's bytes, serialized once: a transaction sends the same response object again
+   * for each retransmission it absorbs, and a 2xx is kept for its own retransmissions.
+   */
+  private bytesOf(res: SipResponse): Buffer {
+    let bytes = this.serialized.get(res);
+    if (!bytes) {
+      bytes = sip.serializeMessage(res);
+      this.serialized.set(res, bytes);
     }
     return bytes;
   }
@@ -449,7 +463,7 @@ export class SipCore {
     if (entry && req.method === 'INVITE' && m.status >= 200) {
       entry.dialog = sip.remoteInviteDone(entry.dialog);
       if (isInvite2xx) {
-        entry.twoXx = { schedule: sip.start2xxRetransmit(this.now()), bytes: sip.serializeMessage(res) };
+        entry.twoXx = { schedule: sip.start2xxRetransmit(this.now()), bytes: this.bytesOf(res), dest: this.twoXxTarget(res, entry.source) };
         this.awaitingAck.add(tx.dialog!);
         this.want(entry.twoXx.schedule.next);
       }
@@ -676,7 +690,7 @@ export class SipCore {
       const r = sip.on2xxRetransmitTimer(e.twoXx.schedule);
       if (r.retransmit) {
         e.twoXx.schedule = r.schedule;
-        this.sendTo(e.twoXx.bytes, e.source.protocol === 'udp' ? this.udpTarget(e) : e.source);
+        this.sendTo(e.twoXx.bytes, e.twoXx.dest);
       } else {
         this.log.warn({ callId: e.dialog.id.callId }, '2xx never acknowledged: sending BYE');
         e.twoXx = undefined;
@@ -690,10 +704,11 @@ export class SipCore {
     this.arm();
   }
 
-  private udpTarget(e: DialogEntry): SipSource {
-    const top = sip.parseMessage(e.twoXx!.bytes);
-    const via = top.ok ? top.message.via[0] : undefined;
-    const t = via ? sip.responseTarget(via) : { host: e.source.address, port: e.source.port };
+  /** Where a 2xx is retransmitted: over UDP by its top Via (§18.2.2), over TCP on the connection it came from. */
+  private twoXxTarget(res: SipResponse, source: SipSource): SipSource {
+    if (source.protocol !== 'udp') return source;
+    const via = res.via[0];
+    const t = via ? sip.responseTarget(via) : { host: source.address, port: source.port };
     return { protocol: 'udp', address: t.host, port: t.port };
   }
 
