@@ -14,7 +14,6 @@ import http from 'node:http';
 import https from 'node:https';
 import type { SipRequest } from '../../protocols/sip/index.js';
 import { formatUri, isSipUri } from '../../protocols/sip/index.js';
-import { RouteHttpPool, type RouteHttpError } from './route-http.js';
 
 export type RouteDecision =
   | { action: 'reject'; status: number; reason?: string }
@@ -72,8 +71,7 @@ export function parseRouteAnswer(text: string): RouteDecision {
 }
 
 /**
- * Keep-alive agents for https handlers (and http ones with credentials in the URL); plain
- * http goes through route-http.ts. One route lookup per new call, so connections are kept
+ * Keep-alive agents: one route lookup per new call, so the connection to the handler is kept
  * (fetch cost ~0.6 ms of CPU a lookup here, a pooled node:http request a fraction of that).
  */
 const agents = { http: new http.Agent({ keepAlive: true, maxSockets: 64 }), https: new https.Agent({ keepAlive: true, maxSockets: 64 }) };
@@ -83,8 +81,6 @@ const MAX_ANSWER_BYTES = 64 * 1024;
 /** A handler URL read once (one lookup per new call): where to connect and the path the query is added to. */
 interface Handler {
   secure: boolean;
-  /** Plain http without credentials in the URL: the light client of route-http.ts. */
-  pool?: RouteHttpPool;
   options: { hostname: string; port: string | number; auth?: string };
   path: string;
   /** `?` or `&`: how the query joins the path. */
@@ -98,27 +94,16 @@ function handlerOf(url: string): Handler {
     const u = new URL(url);
     const secure = u.protocol === 'https:';
     const auth = u.username || u.password ? `${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}` : undefined;
-    const hostname = u.hostname.replace(/^\[|\]$/g, '');
     h = {
       secure,
-      ...(!secure && !auth ? { pool: new RouteHttpPool(hostname, Number(u.port || 80), u.host, MAX_ANSWER_BYTES) } : {}),
-      options: { hostname, port: u.port || (secure ? 443 : 80), ...(auth ? { auth } : {}) },
+      options: { hostname: u.hostname.replace(/^\[|\]$/g, ''), port: u.port || (secure ? 443 : 80), ...(auth ? { auth } : {}) },
       path: `${u.pathname}${u.search}`,
       join: u.search ? '&' : '?',
     };
-    if (handlers.size > 16) {
-      for (const old of handlers.values()) old.pool?.close();
-      handlers.clear();
-    }
+    if (handlers.size > 16) handlers.clear();
     handlers.set(url, h);
   }
   return h;
-}
-
-/** A handler's HTTP answer as a decision. */
-function decisionOf(status: number, body: Buffer): RouteDecision {
-  if (status < 200 || status > 299) return { action: 'error', status: 503, reason: `route handler answered HTTP ${status}`, outcome: 'unreachable' };
-  return parseRouteAnswer(body.toString('utf8'));
 }
 
 /** GET the handler; never throws. */
@@ -129,33 +114,6 @@ export function lookupRoute(url: string, query: URLSearchParams, timeoutMs: numb
   } catch {
     return Promise.resolve({ action: 'error', status: 503, reason: 'route handler URL is not a URL', outcome: 'unreachable' });
   }
-  const path = `${h.path}${h.join}${query.toString()}`;
-  return h.pool ? lightLookup(h.pool, path, timeoutMs) : nodeLookup(h, path, timeoutMs);
-}
-
-function lightLookup(pool: RouteHttpPool, path: string, timeoutMs: number): Promise<RouteDecision> {
-  const { answer, abort } = pool.get(path);
-  return new Promise<RouteDecision>((resolve) => {
-    const timer = setTimeout(() => {
-      abort();
-      resolve({ action: 'error', status: 503, reason: `route lookup took over ${timeoutMs} ms`, outcome: 'timeout' });
-    }, timeoutMs);
-    answer.then(
-      (a) => {
-        clearTimeout(timer);
-        resolve(decisionOf(a.status, a.body));
-      },
-      (err: RouteHttpError) => {
-        clearTimeout(timer);
-        if (err.kind === 'oversize') resolve({ action: 'error', status: 500, reason: `route handler answer is over ${MAX_ANSWER_BYTES} bytes`, outcome: 'malformed' });
-        else resolve({ action: 'error', status: 503, reason: err.kind === 'unreachable' ? 'route handler unreachable' : err.kind === 'cut' ? 'route handler answer cut off' : err.message, outcome: 'unreachable' });
-      },
-    );
-  });
-}
-
-/** https, or credentials in the URL: node's client. */
-function nodeLookup(h: Handler, path: string, timeoutMs: number): Promise<RouteDecision> {
   const secure = h.secure;
   return new Promise<RouteDecision>((resolve) => {
     let settled = false;
@@ -165,7 +123,7 @@ function nodeLookup(h: Handler, path: string, timeoutMs: number): Promise<RouteD
       clearTimeout(timer);
       resolve(d);
     };
-    const req = (secure ? https : http).request({ ...h.options, path, agent: secure ? agents.https : agents.http, headers: { accept: 'application/json' } }, (res) => {
+    const req = (secure ? https : http).request({ ...h.options, path: `${h.path}${h.join}${query.toString()}`, agent: secure ? agents.https : agents.http, headers: { accept: 'application/json' } }, (res) => {
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (c: Buffer) => {
@@ -175,7 +133,11 @@ function nodeLookup(h: Handler, path: string, timeoutMs: number): Promise<RouteD
           done({ action: 'error', status: 500, reason: `route handler answer is over ${MAX_ANSWER_BYTES} bytes`, outcome: 'malformed' });
         } else chunks.push(c);
       });
-      res.on('end', () => done(decisionOf(res.statusCode ?? 0, Buffer.concat(chunks))));
+      res.on('end', () => {
+        const status = res.statusCode ?? 0;
+        if (status < 200 || status > 299) done({ action: 'error', status: 503, reason: `route handler answered HTTP ${status}`, outcome: 'unreachable' });
+        else done(parseRouteAnswer(Buffer.concat(chunks).toString('utf8')));
+      });
       res.on('error', () => done({ action: 'error', status: 503, reason: 'route handler answer cut off', outcome: 'unreachable' }));
       res.on('aborted', () => done({ action: 'error', status: 503, reason: 'route handler answer cut off', outcome: 'unreachable' }));
     });
