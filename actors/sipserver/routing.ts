@@ -123,29 +123,39 @@ export function lookupRoute(url: string, query: URLSearchParams, timeoutMs: numb
       clearTimeout(timer);
       resolve(d);
     };
-    const req = (secure ? https : http).request({ ...h.options, path: `${h.path}${h.join}${query.toString()}`, agent: secure ? agents.https : agents.http, headers: { accept: 'application/json' } }, (res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (c: Buffer) => {
-        size += c.length;
-        if (size > MAX_ANSWER_BYTES) {
-          req.destroy();
-          done({ action: 'error', status: 500, reason: `route handler answer is over ${MAX_ANSWER_BYTES} bytes`, outcome: 'malformed' });
-        } else chunks.push(c);
+    let req: http.ClientRequest;
+    const send = (mayRetry: boolean) => {
+      const r = (secure ? https : http).request({ ...h.options, path: `${h.path}${h.join}${query.toString()}`, agent: secure ? agents.https : agents.http, headers: { accept: 'application/json' } }, (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          size += c.length;
+          if (size > MAX_ANSWER_BYTES) {
+            r.destroy();
+            done({ action: 'error', status: 500, reason: `route handler answer is over ${MAX_ANSWER_BYTES} bytes`, outcome: 'malformed' });
+          } else chunks.push(c);
+        });
+        res.on('end', () => {
+          const status = res.statusCode ?? 0;
+          if (status < 200 || status > 299) done({ action: 'error', status: 503, reason: `route handler answered HTTP ${status}`, outcome: 'unreachable' });
+          else done(parseRouteAnswer(Buffer.concat(chunks).toString('utf8')));
+        });
+        res.on('error', () => done({ action: 'error', status: 503, reason: 'route handler answer cut off', outcome: 'unreachable' }));
+        res.on('aborted', () => done({ action: 'error', status: 503, reason: 'route handler answer cut off', outcome: 'unreachable' }));
       });
-      res.on('end', () => {
-        const status = res.statusCode ?? 0;
-        if (status < 200 || status > 299) done({ action: 'error', status: 503, reason: `route handler answered HTTP ${status}`, outcome: 'unreachable' });
-        else done(parseRouteAnswer(Buffer.concat(chunks).toString('utf8')));
+      req = r;
+      // node's documented pattern for kept-alive sockets: one the handler closed while it was idle
+      // fails the first write with ECONNRESET; the GET is idempotent, so it goes once more on a new one
+      r.on('error', (err: NodeJS.ErrnoException) => {
+        if (mayRetry && !settled && r.reusedSocket && err.code === 'ECONNRESET') send(false);
+        else done({ action: 'error', status: 503, reason: 'route handler unreachable', outcome: 'unreachable' });
       });
-      res.on('error', () => done({ action: 'error', status: 503, reason: 'route handler answer cut off', outcome: 'unreachable' }));
-      res.on('aborted', () => done({ action: 'error', status: 503, reason: 'route handler answer cut off', outcome: 'unreachable' }));
-    });
+      r.end();
+    };
     const timer = setTimeout(() => {
       done({ action: 'error', status: 503, reason: `route lookup took over ${timeoutMs} ms`, outcome: 'timeout' });
       req.destroy();
     }, timeoutMs);
-    req.on('error', () => done({ action: 'error', status: 503, reason: 'route handler unreachable', outcome: 'unreachable' }));
-    req.end();
+    send(true);
   });
 }
