@@ -9,9 +9,13 @@
  * For each path the rate steps up until a step has a failed call or cannot be held (fewer than
  * 90 % of the asked calls per second completed); the result is the highest rate held with zero
  * failed calls, with INVITE→200 p50/p99 at that rate (sipp's clock: whole milliseconds). A
- * warm-up of 300 calls at 100/s goes first on each path. Prints a table and one JSON line.
+ * warm-up of 300 calls at 100/s goes first on each path. Each step also gives the CPU a call
+ * costs the far end (hostd: the daemon's threads plus the application, which runs in this
+ * process; sipp: the uas), from /proc — steadier than the rate held on a shared machine.
+ * Prints a table and one JSON line.
  *
  *   node dist/bench/gateway.bench.js [--rates 100,200,...] [--seconds 5] [--only hostd,sipp,kamailio]
+ *     [--hostd-node-args="--cpu-prof --cpu-prof-dir=DIR"]
  */
 import { parseArgs } from 'node:util';
 import { renderTable } from './lib/table.js';
@@ -20,11 +24,14 @@ import { runUac, startUas, type UacRun } from './gateway/sipp.js';
 import { startKamailio } from './gateway/kamailio.js';
 import { startHostdGateway } from './gateway/hostd.js';
 import { freeUdpPort } from './gateway/ports.js';
+import { busiestThread, processCpuMs, selfCpuMs, threadCpuMs } from './gateway/cpu.js';
 
 const HELP = `Usage: node dist/bench/gateway.bench.js [options]
   --rates LIST    calls/s steps, ascending (default 100,200,300,500,700,1000,1400,2000,2800)
   --seconds N     seconds of calls per step (default 5)
   --only LIST     paths to run: hostd,sipp,kamailio (default all)
+  --hostd-node-args=ARGS  node options for the hostd daemon (space-separated), e.g. a CPU profile:
+                  "--cpu-prof --cpu-prof-dir=DIR" (summarize: node dist/bench/gateway/profile-top.js DIR/*)
   -h, --help      this text`;
 
 const { values } = parseArgs({
@@ -32,6 +39,7 @@ const { values } = parseArgs({
     rates: { type: 'string', default: '100,200,300,500,700,1000,1400,2000,2800' },
     seconds: { type: 'string', default: '5' },
     only: { type: 'string', default: 'hostd,sipp,kamailio' },
+    'hostd-node-args': { type: 'string', default: '' },
     help: { type: 'boolean', short: 'h' },
   },
 });
@@ -51,28 +59,56 @@ for (const p of only) if (!['hostd', 'sipp', 'kamailio'].includes(p)) {
   process.exit(2);
 }
 
+interface Step extends UacRun {
+  /** CPU ms per completed call of the far end (null when not measured) */
+  cpuMsPerCall: number | null;
+  /** the same for the far end's busiest thread (hostd: the SIP server's; sipp: its one thread) */
+  busiestMsPerCall: number | null;
+}
+
 interface PathResult {
   path: string;
-  steps: UacRun[];
-  best: UacRun | null;
+  steps: Step[];
+  best: Step | null;
+}
+
+/** What answers the calls of a path: its SIP address, its process (for CPU), whether this process takes part. */
+interface Sut {
+  target: string;
+  pid?: number;
+  /** The application runs in the bench's own process: count its CPU too. */
+  countSelf?: boolean;
+  stop(): Promise<void>;
+}
+
+function cpuOf(sut: Sut): number | null {
+  const p = sut.pid !== undefined ? processCpuMs(sut.pid) : null;
+  if (p === null) return null;
+  return p + (sut.countSelf ? selfCpuMs() : 0);
 }
 
 /** One path: `open` starts what answers calls and returns its SIP address; steps run until one fails. */
-async function measure(path: string, open: () => Promise<{ target: string; stop(): Promise<void> }>): Promise<PathResult> {
-  const steps: UacRun[] = [];
-  let best: UacRun | null = null;
+async function measure(path: string, open: () => Promise<Sut>): Promise<PathResult> {
+  const steps: Step[] = [];
+  let best: Step | null = null;
   const sut = await open();
   try {
     // Warm-up, not counted: JIT, pooled connections, sockets.
     await runUac(sut.target, await freeUdpPort(), 100, 300, 30_000);
     for (const rate of rates) {
       const calls = Math.round(rate * seconds);
-      const run = await runUac(sut.target, await freeUdpPort(), rate, calls, (seconds + 30) * 1000);
+      const cpu0 = cpuOf(sut);
+      const threads0 = sut.pid !== undefined ? threadCpuMs(sut.pid) : new Map<number, number>();
+      const uac = await runUac(sut.target, await freeUdpPort(), rate, calls, (seconds + 30) * 1000);
+      const cpu1 = cpuOf(sut);
+      const busiest = sut.pid !== undefined ? busiestThread(threads0, threadCpuMs(sut.pid)) : null;
+      const perCall = (ms: number | null) => (ms !== null && uac.successful > 0 ? ms / uac.successful : null);
+      const run: Step = { ...uac, cpuMsPerCall: perCall(cpu0 !== null && cpu1 !== null ? cpu1 - cpu0 : null), busiestMsPerCall: perCall(busiest) };
       steps.push(run);
       const achieved = run.successful / run.seconds;
       const held = run.failed === 0 && run.successful === calls && achieved >= 0.9 * rate * (calls / (calls + rate * 0.5));
       const s = summarize(run.setupMs);
-      process.stderr.write(`${path}: ${rate}/s asked, ${run.successful}/${calls} ok, ${run.failed} failed, ${achieved.toFixed(0)}/s done, setup p50 ${s.p50.toFixed(1)} ms p99 ${s.p99.toFixed(1)} ms${held ? '' : '  ← not held'}\n`);
+      process.stderr.write(`${path}: ${rate}/s asked, ${run.successful}/${calls} ok, ${run.failed} failed, ${achieved.toFixed(0)}/s done, setup p50 ${s.p50.toFixed(1)} ms p99 ${s.p99.toFixed(1)} ms${run.cpuMsPerCall !== null ? `, ${run.cpuMsPerCall.toFixed(3)} CPU ms/call (busiest thread ${run.busiestMsPerCall?.toFixed(3)})` : ''}${held ? '' : '  ← not held'}\n`);
       if (run.failed > 0 && run.errors) process.stderr.write(`  sipp's error log begins:\n${run.errors.replace(/^/gm, '    ')}\n`);
       if (!held) break;
       best = run;
@@ -86,14 +122,14 @@ async function measure(path: string, open: () => Promise<{ target: string; stop(
 
 const results: PathResult[] = [];
 if (only.has('hostd')) {
-  results.push(await measure('hostd (sipp → SIP server → gateway → app)', async () => startHostdGateway()));
+  results.push(await measure('hostd (sipp → SIP server → gateway → app)', async () => ({ ...(await startHostdGateway('service', values['hostd-node-args']!.split(' ').filter(Boolean))), countSelf: true })));
 }
 if (only.has('sipp')) {
   results.push(await measure('sipp → sipp uas', async () => {
     const port = await freeUdpPort();
     const uas = startUas(port);
     await new Promise((r) => setTimeout(r, 300));
-    return { target: `127.0.0.1:${port}`, stop: () => uas.stop() };
+    return { target: `127.0.0.1:${port}`, pid: uas.child.pid!, stop: () => uas.stop() };
   }));
 }
 if (only.has('kamailio')) {
@@ -111,10 +147,10 @@ if (only.has('kamailio')) {
 
 const row = (r: PathResult) => {
   const s = r.best ? summarize(r.best.setupMs) : null;
-  return [r.path, r.best?.rate ?? 0, r.best ? r.best.successful / r.best.seconds : null, s?.p50, s?.p99];
+  return [r.path, r.best?.rate ?? 0, r.best ? r.best.successful / r.best.seconds : null, s?.p50, s?.p99, r.best?.cpuMsPerCall?.toFixed(3) ?? null, r.best?.busiestMsPerCall?.toFixed(3) ?? null];
 };
 console.log(`\nCalls per second with zero failed calls (${seconds} s per step, UDP, calls with no hold time):\n`);
-console.log(renderTable(['path', 'highest rate held (calls/s)', 'completed/s at it', 'INVITE→200 p50 (ms)', 'p99 (ms)'], results.map(row)));
+console.log(renderTable(['path', 'highest rate held (calls/s)', 'completed/s at it', 'INVITE→200 p50 (ms)', 'p99 (ms)', 'far end CPU ms/call', 'its busiest thread'], results.map(row)));
 const rateOf = (prefix: string) => results.find((r) => r.path.startsWith(prefix))?.best?.rate ?? null;
 const hostd = rateOf('hostd');
 const sipp = rateOf('sipp → sipp');
@@ -123,7 +159,7 @@ if (hostd !== null && sipp) console.log(`\nhostd / sipp-to-sipp: ${(hostd / sipp
 console.log(JSON.stringify({
   bench: 'gateway',
   seconds,
-  paths: results.map((r) => ({ path: r.path, bestRate: r.best?.rate ?? 0, setupP50Ms: r.best ? summarize(r.best.setupMs).p50 : null, setupP99Ms: r.best ? summarize(r.best.setupMs).p99 : null, steps: r.steps.map((s) => ({ rate: s.rate, ok: s.successful, failed: s.failed, seconds: Number(s.seconds.toFixed(2)) })) })),
+  paths: results.map((r) => ({ path: r.path, bestRate: r.best?.rate ?? 0, setupP50Ms: r.best ? summarize(r.best.setupMs).p50 : null, setupP99Ms: r.best ? summarize(r.best.setupMs).p99 : null, steps: r.steps.map((s) => ({ rate: s.rate, ok: s.successful, failed: s.failed, seconds: Number(s.seconds.toFixed(2)), cpuMsPerCall: s.cpuMsPerCall === null ? null : Number(s.cpuMsPerCall.toFixed(4)), busiestMsPerCall: s.busiestMsPerCall === null ? null : Number(s.busiestMsPerCall.toFixed(4)) })) })),
   ratioToSipp: hostd !== null && sipp ? hostd / sipp : null,
   ratioToKamailio: hostd !== null && kam ? hostd / kam : null,
 }));

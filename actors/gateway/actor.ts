@@ -202,6 +202,9 @@ export default defineActor<GatewayProtocol, null, GatewayArgs, Live>({
     'sip.cancelled': (msg, _ctx, { calls }) => calls.onEvent(msg),
     'sip.progress': (msg, _ctx, { calls }) => calls.onEvent(msg),
     'sip.dialogEnded': (msg, _ctx, { calls }) => calls.onEvent(msg),
+    'sip.events': (msg, _ctx, { calls }) => {
+      for (const ev of msg.events) calls.onEvent(ev);
+    },
     drain: async (msg, _ctx, { drain }) => {
       drain.begin(msg.reason);
       return { outcome: await drain.finished };

@@ -20,13 +20,15 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { ActorError, refusalOf, type ActorRef } from '../../runtime/index.js';
-import { headerValue, isSipUri, parseMessage, type SipMessage, type SipRequest } from '../../protocols/sip/index.js';
+import { parseMessage, type SipMessage } from '../../protocols/sip/index.js';
 import { checkCallAnswer, type GatewayParams } from '../../protocols/gateway/commands.js';
 import type { GatewayErrorCode } from '../../protocols/gateway/envelope.js';
 import type { RouteTable } from '../../protocols/gateway/routes.js';
 import type { SipServerEvent } from '../sipserver/gateway-messages.js';
 import type { SipHeader, SipServerProtocol } from '../sipserver/messages.js';
 import { callsActive, callsTotal, setupSeconds } from './metrics.js';
+
+type SipRequestEvent = Extract<SipServerEvent, { type: 'sip.request' }>;
 
 /** A refusal of a control command: becomes `{id, error: {code, message}}`. */
 export class CommandError extends Error {
@@ -124,8 +126,8 @@ export class Calls {
   onEvent(ev: SipServerEvent): void {
     switch (ev.type) {
       case 'sip.request':
-        if (ev.dialog) this.inDialog(ev.key, ev.method, ev.dialog, ev.raw);
-        else this.offer(ev.key, ev.method, ev.callId, ev.raw);
+        if (ev.dialog) this.inDialog(ev, ev.dialog);
+        else this.offer(ev);
         return;
       case 'sip.dialog': {
         const call = this.calls.get(ev.callId);
@@ -167,11 +169,10 @@ export class Calls {
   }
 
   /** A new INVITE routed to our tag: offer it to the route's owner. */
-  private offer(key: string, method: string, callId: string, raw: string): void {
-    if (method !== 'INVITE') return this.respond(key, 501, 'Not Implemented Here');
-    const msg = parse(raw);
-    if (!msg || msg.kind !== 'request') return this.respond(key, 400);
-    const user = isSipUri(msg.uri) ? msg.uri.user ?? '' : '';
+  private offer(req: SipRequestEvent): void {
+    const { key, callId } = req;
+    if (req.method !== 'INVITE') return this.respond(key, 501, 'Not Implemented Here');
+    const user = req.uriUser;
     const hit = this.o.routes.lookup(user);
     if (!this.o.accepting()) return this.respond(key, 503, 'Service Unavailable', [{ name: 'Retry-After', value: '1' }]);
     if (!hit || !this.o.owners.alive(hit.owner)) {
@@ -183,14 +184,7 @@ export class Calls {
     const call: Call = { callId, direction: 'inbound', owner: hit.owner, state: 'offered', startedAt: performance.now(), key };
     this.add(call);
     this.o.log.info({ callId, user, owner: hit.owner }, 'inbound call offered');
-    const params = {
-      callId,
-      from: headerValue(msg, 'From') ?? '',
-      to: headerValue(msg, 'To') ?? '',
-      requestUri: headerUri(raw),
-      headers: otherHeaders(msg),
-      sdp: msg.body.toString('utf8'),
-    };
+    const params = { callId, from: req.from, to: req.to, requestUri: req.requestUri, headers: otherHeaders(req), sdp: text(req.body) };
     this.o.owners.ask(call.owner, 'sip.invite', params, this.o.answerTimeoutMs).then(
       (result) => this.answered(call, result),
       (err: unknown) => this.notAnswered(call, err),
@@ -232,17 +226,16 @@ export class Calls {
     this.respond(call.key!, status, reason);
   }
 
-  private inDialog(key: string, method: string, dialog: string, raw: string): void {
+  private inDialog(req: SipRequestEvent, dialog: string): void {
+    const { key, method } = req;
     const call = this.byDialog.get(dialog);
     if (!call || call.state === 'ended') return this.respond(key, 481);
     if (method === 'BYE') {
       call.byeBy ??= 'remote';
       return this.respond(key, 200);
     }
-    const msg = parse(raw);
     if (method === 'INVITE') {
-      const sdp = msg ? msg.body.toString('utf8') : '';
-      this.o.owners.ask(call.owner, 'sip.reinvite', { callId: call.callId, sdp, headers: msg ? otherHeaders(msg) : {} }, this.o.answerTimeoutMs).then(
+      this.o.owners.ask(call.owner, 'sip.reinvite', { callId: call.callId, sdp: text(req.body), headers: otherHeaders(req) }, this.o.answerTimeoutMs).then(
         (result) => {
           const checked = checkCallAnswer(result);
           if (!checked.ok) return this.respond(key, 500, 'Invalid Application Answer');
@@ -255,7 +248,7 @@ export class Calls {
       return;
     }
     if (method === 'INFO' || method === 'NOTIFY') {
-      this.o.owners.emit(call.owner, 'sip.info', { callId: call.callId, method, contentType: msg?.contentType ? headerValue(msg, 'Content-Type') : undefined, body: msg?.body.toString('utf8') ?? '' });
+      this.o.owners.emit(call.owner, 'sip.info', { callId: call.callId, method, contentType: req.contentType, body: text(req.body) });
       return this.respond(key, 200);
     }
     this.respond(key, 501);
@@ -418,15 +411,14 @@ function parse(raw: string): SipMessage | undefined {
   return r.ok ? r.message : undefined;
 }
 
-/** The Request-URI as it was written (the start line's second word). */
-function headerUri(raw: string): string {
-  const line = raw.slice(0, raw.indexOf('\r\n'));
-  return line.split(' ')[1] ?? '';
+/** A body sent as latin1 (byte for byte), read as the UTF-8 text it is. */
+function text(latin1: string): string {
+  return Buffer.from(latin1, 'latin1').toString('utf8');
 }
 
 /** The headers other than the ones the SIP layer owns, as `{Name: value}` (repeated ones joined by ", "). */
-function otherHeaders(msg: SipMessage): Record<string, string> {
+function otherHeaders(req: SipRequestEvent): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const h of (msg as SipRequest).headers) out[h.name] = out[h.name] !== undefined ? `${out[h.name]}, ${h.value}` : h.value;
+  for (const h of req.headers) out[h.name] = out[h.name] !== undefined ? `${out[h.name]}, ${h.value}` : h.value;
   return out;
 }

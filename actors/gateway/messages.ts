@@ -5,12 +5,12 @@
  * gateway's arguments, built from the service settings (service.ts).
  */
 import type { Protocol } from '../../runtime/index.js';
-import type { SipServerEvent } from '../sipserver/gateway-messages.js';
+import type { SipServerCast } from '../sipserver/gateway-messages.js';
 
 export const GATEWAY_ID = 'gateway';
 
 export type GatewayMsg =
-  | SipServerEvent
+  | SipServerCast
   | { type: 'info' }
   /** Begin the drain (idempotent: the first deadline is kept); the reply comes when it is over. */
   | { type: 'drain'; reason: string }

@@ -6,16 +6,18 @@
 import { defineActor, ReplyError } from '../../runtime/index.js';
 import { serializeMessage } from '../../protocols/sip/index.js';
 import type { Protocol } from '../../runtime/index.js';
-import type { SipServerEvent } from './gateway-messages.js';
+import type { SipServerCast } from './gateway-messages.js';
 import type { SipServerArgs, SipServerProtocol } from './messages.js';
 import { CoreError, SipCore } from './core.js';
 import { Transport } from './transport.js';
+import { CastBatcher } from './casts.js';
 
-type GatewayProtocol = Protocol<SipServerEvent>;
+type GatewayProtocol = Protocol<SipServerCast>;
 
 interface Live {
   core: SipCore;
   transport: Transport;
+  casts: CastBatcher;
 }
 
 function refusing<T>(fn: () => T): T {
@@ -37,7 +39,17 @@ export default defineActor<SipServerProtocol, { acceptingNew: boolean }, SipServ
   async open(ctx) {
     const a = ctx.args;
     const log = ctx.log;
-    const core = new SipCore(a, log, (gateway, event) => ctx.ref<GatewayProtocol>(gateway).send(event), (fn, ms) => ctx.setTimeout(fn, ms));
+    const casts = new CastBatcher((gateway, cast) => ctx.ref<GatewayProtocol>(gateway).send(cast));
+    // What the core's timer casts (408 → sip.cancelled, no-ACK BYEs) goes out with the timer's sends, as before batching.
+    const timer = (fn: () => void, ms: number) =>
+      ctx.setTimeout(() => {
+        try {
+          fn();
+        } finally {
+          casts.flush();
+        }
+      }, ms);
+    const core = new SipCore(a, log, (gateway, event) => casts.cast(gateway, event), timer);
     core.acceptingNew = ctx.state.acceptingNew;
     const transport = await Transport.open(
       { host: a.host, port: a.port, maxMessageBytes: a.maxMessageBytes, maxConnections: a.maxConnections, tcpIdleMs: a.tcpIdleMs },
@@ -60,10 +72,11 @@ export default defineActor<SipServerProtocol, { acceptingNew: boolean }, SipServ
     );
     core.transport = transport;
     log.info({ host: a.host, port: transport.port, routeUrl: a.routeUrl }, 'SIP server listening (UDP and TCP)');
-    return { core, transport };
+    return { core, transport, casts };
   },
-  close: async ({ core, transport }) => {
+  close: async ({ core, transport, casts }) => {
     core.close();
+    casts.flush();
     await transport.close();
   },
   handlers: {
@@ -72,26 +85,35 @@ export default defineActor<SipServerProtocol, { acceptingNew: boolean }, SipServ
       return { tag: msg.tag };
     }),
     detach: (msg, _ctx, { core }) => ({ tag: msg.tag, detached: core.detach(msg.tag) }),
-    respond: (msg, _ctx, { core }) => refusing(() => {
-      core.respond(msg);
+    // Handlers that answer a gateway flush the casts first (casts.ts: a reply never overtakes an event).
+    respond: (msg, _ctx, { core, casts }) => refusing(() => {
+      try {
+        core.respond(msg);
+      } finally {
+        casts.flush();
+      }
       return { sent: true as const };
     }),
-    request: async (msg, _ctx, { core }) => {
+    request: async (msg, _ctx, { core, casts }) => {
       try {
         const res = await core.request(msg);
         return { status: res.status, reason: res.reason, raw: serializeMessage(res).toString('latin1') };
       } catch (err) {
         if (err instanceof CoreError) throw new ReplyError(err.code, err.message);
         throw err;
+      } finally {
+        casts.flush();
       }
     },
-    invite: async (msg, _ctx, { core }) => {
+    invite: async (msg, _ctx, { core, casts }) => {
       try {
         const res = await core.invite(msg);
         return { status: res.status, reason: res.reason, raw: serializeMessage(res).toString('latin1'), ...(res.dialogKey ? { dialog: res.dialogKey } : {}) };
       } catch (err) {
         if (err instanceof CoreError) throw new ReplyError(err.code, err.message);
         throw err;
+      } finally {
+        casts.flush();
       }
     },
     cancel: (msg, _ctx, { core }) => ({ cancelling: core.cancel(msg.id) }),

@@ -18,12 +18,12 @@
  * - An in-dialog request whose gateway has detached: BYE is answered 200 (the dialog ends),
  *   anything else 481.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes } from './random.js';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import * as sip from '../../protocols/sip/index.js';
 import type { KeyedAction, SipRequest, SipResponse } from '../../protocols/sip/index.js';
-import type { SipServerEvent, SipSource } from './gateway-messages.js';
+import type { RequestFields, SipServerEvent, SipSource } from './gateway-messages.js';
 import type { SipHeader, SipServerArgs, SipServerInfo } from './messages.js';
 import { dialogsActive, malformedTotal, requestsTotal, responsesTotal, routeLookupSeconds, routeLookups, transactionsActive } from './metrics.js';
 import { lookupRoute, routeQuery } from './routing.js';
@@ -55,6 +55,19 @@ function isCallId(text: string): boolean {
   }
 }
 
+/** What a gateway is sent of a request (gateway-messages.ts): read from the parsed message, no text round trip. */
+function requestFields(req: SipRequest): RequestFields {
+  return {
+    requestUri: sip.formatUri(req.uri),
+    uriUser: sip.isSipUri(req.uri) ? (req.uri.user ?? '') : '',
+    from: sip.formatNameAddr(req.from),
+    to: sip.formatNameAddr(req.to),
+    headers: req.headers,
+    ...(req.contentType ? { contentType: sip.formatMediaType(req.contentType) } : {}),
+    body: req.body.toString('latin1'),
+  };
+}
+
 export class SipCore {
   readonly table = new sip.TransactionTable();
   private readonly txs = new Map<string, ServerTx>();
@@ -73,6 +86,7 @@ export class SipCore {
   /** The ACK of each UAC dialog's 2xx, sent again for each 2xx retransmission (§13.2.2.4). */
   private readonly acks = new Map<string, { bytes: Buffer; dest: SipSource }>();
   readonly tags = new Map<string, string>();
+  private readonly serialized = new WeakMap<SipResponse, Buffer>();
   acceptingNew = true;
   transport!: Transport;
   private current: SipSource | undefined;
@@ -239,7 +253,7 @@ export class SipCore {
   }
 
   private sendResponse(res: SipResponse, source: SipSource): Buffer {
-    const bytes = sip.serializeMessage(res);
+    const bytes = this.bytesOf(res);
     if (source.protocol === 'tcp') {
       // §18.2.2: the connection the request came on; if it has closed, a new one to received + sent-by port.
       const top = res.via[0];
@@ -249,6 +263,19 @@ export class SipCore {
       const top = res.via[0];
       const target = top ? sip.responseTarget(top) : { host: source.address, port: source.port };
       this.transport.sendUdp(bytes, target.host, target.port);
+    }
+    return bytes;
+  }
+
+  /**
+   * A response's bytes, serialized once: a transaction sends the same response object again
+   * for each retransmission it absorbs, and a 2xx is kept for its own retransmissions.
+   */
+  private bytesOf(res: SipResponse): Buffer {
+    let bytes = this.serialized.get(res);
+    if (!bytes) {
+      bytes = sip.serializeMessage(res);
+      this.serialized.set(res, bytes);
     }
     return bytes;
   }
@@ -327,7 +354,7 @@ export class SipCore {
         tx.answerBy = this.now() + (req.method === 'INVITE' ? this.a.inviteAnswerMs : NON_INVITE_ANSWER_MS);
         this.awaitingAnswer.add(key);
         this.want(tx.answerBy);
-        this.cast(gateway, { type: 'sip.request', key, method: req.method, callId: req.callId, source: tx.source, raw: sip.serializeMessage(req).toString('latin1') });
+        this.cast(gateway, { type: 'sip.request', key, method: req.method, callId: req.callId, source: tx.source, ...requestFields(req) });
         break;
       }
     }
@@ -355,7 +382,7 @@ export class SipCore {
     tx.answerBy = this.now() + (req.method === 'INVITE' ? this.a.inviteAnswerMs : NON_INVITE_ANSWER_MS);
     this.awaitingAnswer.add(key);
     this.want(tx.answerBy);
-    this.cast(entry.gateway, { type: 'sip.request', key, method: req.method, callId: req.callId, dialog: dk, source: tx.source, raw: sip.serializeMessage(req).toString('latin1') });
+    this.cast(entry.gateway, { type: 'sip.request', key, method: req.method, callId: req.callId, dialog: dk, source: tx.source, ...requestFields(req) });
   }
 
   private onCancel(key: string, cancel: SipRequest): void {
@@ -375,7 +402,7 @@ export class SipCore {
     if (!entry || !dk) return;
     delete entry.twoXx;
     this.awaitingAck.delete(dk);
-    this.cast(entry.gateway, { type: 'sip.ack', dialog: dk, callId: ack.callId, raw: sip.serializeMessage(ack).toString('latin1') });
+    this.cast(entry.gateway, { type: 'sip.ack', dialog: dk, callId: ack.callId });
   }
 
   private refuse(key: string, status: number, headers: SipHeader[] = [], reason?: string): void {
@@ -436,7 +463,7 @@ export class SipCore {
     if (entry && req.method === 'INVITE' && m.status >= 200) {
       entry.dialog = sip.remoteInviteDone(entry.dialog);
       if (isInvite2xx) {
-        entry.twoXx = { schedule: sip.start2xxRetransmit(this.now()), bytes: sip.serializeMessage(res) };
+        entry.twoXx = { schedule: sip.start2xxRetransmit(this.now()), bytes: this.bytesOf(res), dest: this.twoXxTarget(res, entry.source) };
         this.awaitingAck.add(tx.dialog!);
         this.want(entry.twoXx.schedule.next);
       }
@@ -663,7 +690,7 @@ export class SipCore {
       const r = sip.on2xxRetransmitTimer(e.twoXx.schedule);
       if (r.retransmit) {
         e.twoXx.schedule = r.schedule;
-        this.sendTo(e.twoXx.bytes, e.source.protocol === 'udp' ? this.udpTarget(e) : e.source);
+        this.sendTo(e.twoXx.bytes, e.twoXx.dest);
       } else {
         this.log.warn({ callId: e.dialog.id.callId }, '2xx never acknowledged: sending BYE');
         e.twoXx = undefined;
@@ -677,10 +704,11 @@ export class SipCore {
     this.arm();
   }
 
-  private udpTarget(e: DialogEntry): SipSource {
-    const top = sip.parseMessage(e.twoXx!.bytes);
-    const via = top.ok ? top.message.via[0] : undefined;
-    const t = via ? sip.responseTarget(via) : { host: e.source.address, port: e.source.port };
+  /** Where a 2xx is retransmitted: over UDP by its top Via (§18.2.2), over TCP on the connection it came from. */
+  private twoXxTarget(res: SipResponse, source: SipSource): SipSource {
+    if (source.protocol !== 'udp') return source;
+    const via = res.via[0];
+    const t = via ? sip.responseTarget(via) : { host: source.address, port: source.port };
     return { protocol: 'udp', address: t.host, port: t.port };
   }
 

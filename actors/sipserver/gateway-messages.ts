@@ -1,13 +1,35 @@
 /**
  * What the SIP server casts to an attached gateway actor (the gateway's message union imports
- * this). Every SIP message travels as `raw` text (latin1); `parseMessage(Buffer.from(raw,
- * 'latin1'))` gives the typed message back. Answers go the other way as `respond` /
- * `request` (actors/sipserver/messages.ts).
+ * this). A request travels as the fields a gateway reads (`RequestFields`), taken from the
+ * message the SIP server parsed — once: the gateway does not parse SIP again (it was sent the
+ * whole text and re-parsed it before; measured in docs/gateway.md "Calls per second"). An ACK
+ * carries only its dialog. Answers go the other way as `respond` / `request`
+ * (actors/sipserver/messages.ts).
  */
 export interface SipSource {
   protocol: 'udp' | 'tcp';
   address: string;
   port: number;
+}
+
+/** A request as a gateway reads it: header values as the SIP server would write them. */
+export interface RequestFields {
+  /** The Request-URI as written on the start line. */
+  requestUri: string;
+  /** The Request-URI's user part, decoded ('' when it has none or is not a SIP URI). */
+  uriUser: string;
+  from: string;
+  to: string;
+  /**
+   * Every header other than the ones the SIP layer owns (Via, From, To, Call-ID, CSeq,
+   * Max-Forwards, Contact, Route, Record-Route, Content-Type, Content-Length), in arrival
+   * order, known ones by their long-form names.
+   */
+  headers: Array<{ name: string; value: string }>;
+  /** `type/subtype[;params]` when the request has a Content-Type. */
+  contentType?: string;
+  /** The body, byte for byte as latin1 text ('' when none). */
+  body: string;
 }
 
 export type SipServerEvent =
@@ -16,9 +38,9 @@ export type SipServerEvent =
    * undefined), or a request inside one of its dialogs (`dialog` set). Answer with
    * `respond {key, ...}`. INVITE retransmissions are absorbed: each INVITE comes once.
    */
-  | { type: 'sip.request'; key: string; method: string; callId: string; dialog?: string; source: SipSource; raw: string }
+  | ({ type: 'sip.request'; key: string; method: string; callId: string; dialog?: string; source: SipSource } & RequestFields)
   /** The ACK of our 2xx arrived: the dialog is confirmed. */
-  | { type: 'sip.ack'; dialog: string; callId: string; raw: string }
+  | { type: 'sip.ack'; dialog: string; callId: string }
   /**
    * The INVITE `key` is over without the gateway's answer: `cancel` (its sender cancelled it:
    * 200 to the CANCEL, 487 to the INVITE) or `timeout` (no final answer within
@@ -33,3 +55,16 @@ export type SipServerEvent =
   | { type: 'sip.dialogEnded'; dialog: string; callId: string; reason: 'bye' | 'no-ack' };
 
 export type SipServerEventType = SipServerEvent['type'];
+
+/**
+ * Several events for one gateway from one turn of the SIP server's event loop, in order: one
+ * message between the threads instead of several when the server is busy (casts.ts). A single
+ * event goes as itself.
+ */
+export interface SipServerEvents {
+  type: 'sip.events';
+  events: SipServerEvent[];
+}
+
+/** What a gateway must accept from the SIP server. */
+export type SipServerCast = SipServerEvent | SipServerEvents;

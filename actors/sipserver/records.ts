@@ -24,8 +24,11 @@ export interface DialogEntry {
   dialog: Dialog;
   gateway: string;
   source: SipSource;
-  /** 2xx to (re-)INVITE awaiting its ACK. */
-  twoXx?: { schedule: sip.TwoXxSchedule; bytes: Buffer };
+  /**
+   * 2xx to (re-)INVITE awaiting its ACK: its bytes and where each retransmission goes (read
+   * once from its Via, not parsed again at every retransmission).
+   */
+  twoXx?: { schedule: sip.TwoXxSchedule; bytes: Buffer; dest: SipSource };
   /** Our 2xx was never ACKed: the BYE the core sent ends it (reported as `no-ack`). */
   noAck?: boolean;
 }

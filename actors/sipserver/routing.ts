@@ -78,10 +78,43 @@ const agents = { http: new http.Agent({ keepAlive: true, maxSockets: 64 }), http
 /** A route handler's answer is a small JSON object: more than this is refused. */
 const MAX_ANSWER_BYTES = 64 * 1024;
 
+/** A handler URL read once (one lookup per new call): where to connect and the path the query is added to. */
+interface Handler {
+  secure: boolean;
+  options: { hostname: string; port: string | number; auth?: string };
+  path: string;
+  /** `?` or `&`: how the query joins the path. */
+  join: string;
+}
+const handlers = new Map<string, Handler>();
+
+function handlerOf(url: string): Handler {
+  let h = handlers.get(url);
+  if (!h) {
+    const u = new URL(url);
+    const secure = u.protocol === 'https:';
+    const auth = u.username || u.password ? `${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}` : undefined;
+    h = {
+      secure,
+      options: { hostname: u.hostname.replace(/^\[|\]$/g, ''), port: u.port || (secure ? 443 : 80), ...(auth ? { auth } : {}) },
+      path: `${u.pathname}${u.search}`,
+      join: u.search ? '&' : '?',
+    };
+    if (handlers.size > 16) handlers.clear();
+    handlers.set(url, h);
+  }
+  return h;
+}
+
 /** GET the handler; never throws. */
 export function lookupRoute(url: string, query: URLSearchParams, timeoutMs: number): Promise<RouteDecision> {
-  const target = new URL(`${url}${url.includes('?') ? '&' : '?'}${query.toString()}`);
-  const secure = target.protocol === 'https:';
+  let h: Handler;
+  try {
+    h = handlerOf(url);
+  } catch {
+    return Promise.resolve({ action: 'error', status: 503, reason: 'route handler URL is not a URL', outcome: 'unreachable' });
+  }
+  const secure = h.secure;
   return new Promise<RouteDecision>((resolve) => {
     let settled = false;
     const done = (d: RouteDecision) => {
@@ -90,29 +123,39 @@ export function lookupRoute(url: string, query: URLSearchParams, timeoutMs: numb
       clearTimeout(timer);
       resolve(d);
     };
-    const req = (secure ? https : http).request(target, { agent: secure ? agents.https : agents.http, headers: { accept: 'application/json' } }, (res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (c: Buffer) => {
-        size += c.length;
-        if (size > MAX_ANSWER_BYTES) {
-          req.destroy();
-          done({ action: 'error', status: 500, reason: `route handler answer is over ${MAX_ANSWER_BYTES} bytes`, outcome: 'malformed' });
-        } else chunks.push(c);
+    let req: http.ClientRequest;
+    const send = (mayRetry: boolean) => {
+      const r = (secure ? https : http).request({ ...h.options, path: `${h.path}${h.join}${query.toString()}`, agent: secure ? agents.https : agents.http, headers: { accept: 'application/json' } }, (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          size += c.length;
+          if (size > MAX_ANSWER_BYTES) {
+            r.destroy();
+            done({ action: 'error', status: 500, reason: `route handler answer is over ${MAX_ANSWER_BYTES} bytes`, outcome: 'malformed' });
+          } else chunks.push(c);
+        });
+        res.on('end', () => {
+          const status = res.statusCode ?? 0;
+          if (status < 200 || status > 299) done({ action: 'error', status: 503, reason: `route handler answered HTTP ${status}`, outcome: 'unreachable' });
+          else done(parseRouteAnswer(Buffer.concat(chunks).toString('utf8')));
+        });
+        res.on('error', () => done({ action: 'error', status: 503, reason: 'route handler answer cut off', outcome: 'unreachable' }));
+        res.on('aborted', () => done({ action: 'error', status: 503, reason: 'route handler answer cut off', outcome: 'unreachable' }));
       });
-      res.on('end', () => {
-        const status = res.statusCode ?? 0;
-        if (status < 200 || status > 299) done({ action: 'error', status: 503, reason: `route handler answered HTTP ${status}`, outcome: 'unreachable' });
-        else done(parseRouteAnswer(Buffer.concat(chunks).toString('utf8')));
+      req = r;
+      // node's documented pattern for kept-alive sockets: one the handler closed while it was idle
+      // fails the first write with ECONNRESET; the GET is idempotent, so it goes once more on a new one
+      r.on('error', (err: NodeJS.ErrnoException) => {
+        if (mayRetry && !settled && r.reusedSocket && err.code === 'ECONNRESET') send(false);
+        else done({ action: 'error', status: 503, reason: 'route handler unreachable', outcome: 'unreachable' });
       });
-      res.on('error', () => done({ action: 'error', status: 503, reason: 'route handler answer cut off', outcome: 'unreachable' }));
-      res.on('aborted', () => done({ action: 'error', status: 503, reason: 'route handler answer cut off', outcome: 'unreachable' }));
-    });
+      r.end();
+    };
     const timer = setTimeout(() => {
       done({ action: 'error', status: 503, reason: `route lookup took over ${timeoutMs} ms`, outcome: 'timeout' });
       req.destroy();
     }, timeoutMs);
-    req.on('error', () => done({ action: 'error', status: 503, reason: 'route handler unreachable', outcome: 'unreachable' }));
-    req.end();
+    send(true);
   });
 }

@@ -91,10 +91,15 @@ export class Transport {
     return s !== undefined && !s.destroyed;
   }
 
-  /** Never throws: a bad address or port (e.g. a Via port 0) is a message that cannot be sent. */
+  /**
+   * Never throws: a bad address or port (e.g. a Via port 0) is a message that cannot be sent.
+   * No completion callback: without one libuv tries the send at once (uv_udp_try_send) instead
+   * of queueing it for a later turn of the loop; a failure is the socket's 'error' event,
+   * ignored like a lost datagram.
+   */
   sendUdp(bytes: Buffer, address: string, port: number): void {
     try {
-      this.udp.send(bytes, port, address, () => undefined);
+      this.udp.send(bytes, port, address);
     } catch {
       /* unreachable peer: dropped, as a lost datagram */
     }

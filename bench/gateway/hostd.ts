@@ -16,11 +16,15 @@ const MAIN = fileURLToPath(new URL('../../workers/main.js', import.meta.url));
 
 const ANSWER_SDP = ['v=0', 'o=- 1 1 IN IP4 127.0.0.1', 's=-', 'c=IN IP4 127.0.0.1', 't=0 0', 'm=audio 40000 RTP/AVP 0', 'a=rtpmap:0 PCMU/8000', ''].join('\r\n');
 
-export async function startHostdGateway(user = 'service'): Promise<{ target: string; stop(): Promise<void> }> {
+/**
+ * `nodeArgs` go before the daemon's entry, e.g. `--cpu-prof --cpu-prof-dir=DIR` (every thread
+ * writes its own .cpuprofile when the daemon exits; bench/gateway/profile-top.ts reads them).
+ */
+export async function startHostdGateway(user = 'service', nodeArgs: string[] = []): Promise<{ target: string; pid: number; stop(): Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'hostd-bench-gw-'));
   const [gwPort, sipPort] = [await freeUdpPort(), await freeUdpPort()];
   const child = spawn(process.execPath, [
-    MAIN, 'daemon', '--services', 'gateway', '--state-dir', dir, '--metrics-port', '0', '--metrics-host', '127.0.0.1', '--log-level', 'warn',
+    ...nodeArgs, MAIN, 'daemon', '--services', 'gateway', '--state-dir', dir, '--metrics-port', '0', '--metrics-host', '127.0.0.1', '--log-level', 'warn',
     '--gateway-port', String(gwPort), '--sipserver-port', String(sipPort),
   ], { stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
@@ -31,7 +35,8 @@ export async function startHostdGateway(user = 'service'): Promise<{ target: str
     if (child.exitCode === null && child.signalCode === null) {
       const done = new Promise((r) => child.once('close', r));
       child.kill('SIGTERM');
-      const t = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      // A profiled daemon writes one .cpuprofile per thread on its way out: give it time.
+      const t = setTimeout(() => child.kill('SIGKILL'), nodeArgs.length ? 120_000 : 10_000);
       await done;
       clearTimeout(t);
     }
@@ -52,5 +57,5 @@ export async function startHostdGateway(user = 'service'): Promise<{ target: str
     await stop();
     throw e;
   }
-  return { target: `127.0.0.1:${sipPort}`, stop };
+  return { target: `127.0.0.1:${sipPort}`, pid: child.pid!, stop };
 }

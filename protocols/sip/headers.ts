@@ -45,6 +45,8 @@ const KNOWN = [
 ];
 
 const CANONICAL = new Map<string, string>(KNOWN.map((n) => [n.toLowerCase(), n]));
+/** Names already written canonically (most headers of most messages): no lower-casing needed. */
+const AS_WRITTEN = new Set<string>(KNOWN);
 
 const LISTS = new Set(
   [
@@ -57,6 +59,7 @@ const LISTS = new Set(
 
 /** The canonical name of a header as written (compact form expanded, case normalised). */
 export function canonicalName(name: string): string {
+  if (AS_WRITTEN.has(name)) return name;
   const lower = name.toLowerCase();
   if (lower.length === 1) {
     const c = COMPACT[lower];

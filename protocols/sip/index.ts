@@ -24,7 +24,7 @@ export { formatUri, isLooseRouter, parseUri, uriEquals } from './uri.js';
 export { formatNameAddr, parseNameAddr, tagOf, withTag } from './address.js';
 export { branchOf, formatVia, isRfc3261Branch, MAGIC_COOKIE, maddrOf, parseVia, receivedOf, responseTarget, rportOf, sentByKey, ttlOf } from './via.js';
 export { canonicalName, isListHeader } from './headers.js';
-export { KNOWN_METHODS, parseCallId } from './fields.js';
+export { formatMediaType, KNOWN_METHODS, parseCallId } from './fields.js';
 export { frameStream, type Frame } from './framing.js';
 
 export { DEFAULT_TIMERS, timerDuration, type TimerConfig, type TimerName } from './timers.js';

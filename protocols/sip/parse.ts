@@ -40,6 +40,12 @@ export interface ParseOptions {
 export const DEFAULT_MAX_BYTES = 65535;
 export const DEFAULT_MAX_HEADERS = 128;
 
+/**
+ * A header line: a token name, optional SP/HTAB, the colon, the value. A line the token does
+ * not reach the colon with (a space inside the name, an empty name, no colon) is a bad line.
+ */
+const HEADER_LINE = /^([A-Za-z0-9\-.!%*_+`'~]+)[ \t]*:[ \t]*(.*)$/;
+
 const SINGLE = new Set(['From', 'To', 'Call-ID', 'CSeq', 'Max-Forwards', 'Content-Length', 'Content-Type']);
 
 class Refusal extends Error {
@@ -74,12 +80,19 @@ function parseInto(buf: Buffer, options: ParseOptions, partial: PartialMessage):
   const startLine = lines.shift() ?? '';
   if (lines.length > maxHeaders) throw new Refusal(513, `${lines.length} header lines exceed the limit of ${maxHeaders}`);
 
-  // Remember, before anything can fail, the raw values a 400 needs.
+  // One pass over the header lines: the raw values a 400 needs are remembered before anything
+  // can fail (a bad line is only reported after the start line has been judged, as before).
+  const raw: Header[] = [];
+  let badLine: string | undefined;
   for (const line of lines) {
-    const m = /^([A-Za-z0-9\-.!%*_+`'~]+)[ \t]*:[ \t]*(.*)$/.exec(line);
-    if (!m) continue;
+    const m = HEADER_LINE.exec(line);
+    if (!m) {
+      badLine ??= line;
+      continue;
+    }
     const name = canonicalName(m[1] as string);
     const value = trimWs(m[2] as string);
+    raw.push({ name, value });
     if (name === 'Via') partial.via.push(value);
     else if (name === 'From') partial.from ??= value;
     else if (name === 'To') partial.to ??= value;
@@ -114,12 +127,7 @@ function parseInto(buf: Buffer, options: ParseOptions, partial: PartialMessage):
     if ('host' in uri && uri.headers.length > 0) fail('Request-URI must not contain headers');
   }
 
-  const raw: Header[] = [];
-  for (const line of lines) {
-    const m = /^([^:]*?)[ \t]*:[ \t]*(.*)$/.exec(line);
-    if (!m || !/^[A-Za-z0-9\-.!%*_+`'~]+$/.test(m[1] as string)) fail(`bad header line "${line.slice(0, 40)}"`);
-    raw.push({ name: canonicalName(m[1] as string), value: trimWs(m[2] as string) });
-  }
+  if (badLine !== undefined) fail(`bad header line "${badLine.slice(0, 40)}"`);
 
   const via: Via[] = [];
   const contact: NameAddr[] = [];
