@@ -10,7 +10,9 @@
  * An encrypted volume (its disk carries a key-slot file, keys.ts) seals every slice it writes: the
  * header says so (format version 2), each chunk is AES-256-GCM ciphertext followed by its tag in
  * place of the CRC (crypto-format.ts), through the same O_DIRECT staging; reads check the tag
- * instead of the CRC in the same streaming loop (chunk-verifier.ts). What the volume is asked to
+ * instead of the CRC in the same read loop. Sealing and opening run on the thread pool
+ * (slice-cipher.ts), not on the volume thread: a chunk's sealing starts when it arrives and is
+ * awaited in the slice's chain, so it overlaps the writes of the chunks before it. What the volume is asked to
  * store and what it answers is plaintext either way: erasure coding, drain and repair see no
  * difference. Slices are read by what their own header says, so a plain slice on a volume that was
  * encrypted since (or the other way round) still reads.
@@ -25,7 +27,6 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { ReplyError } from '../../runtime/index.js';
 import { decodeIdentity, IDENTITY_BYTES, IDENTITY_FILE, SERVICE_DIR } from '../../protocols/objstore/identity.js';
-import { SliceSealer } from '../../protocols/objstore/crypto-format.js';
 import {
   checkSliceHeader,
   chunkCount,
@@ -39,12 +40,13 @@ import {
   type SliceHeader,
 } from '../../protocols/objstore/slice-format.js';
 import { crc32c } from '@node-rs/crc32';
-import { ChecksumMismatch, ChunkVerifier, crcCheck, sealedCheck } from './chunk-verifier.js';
+import { ChecksumMismatch, ChunkVerifier, type ChunkSink } from './chunk-verifier.js';
 import { openVolumeKey, type VolumeKey } from './volume-key.js';
 import { readSpan } from './direct-io.js';
 import { DirectWriter } from './direct-write.js';
 import { IoQueue, IoTimeout } from './io-queue.js';
 import type { ReadReply, SliceRef, VolumeArgs, VolumeInfo } from './messages.js';
+import { SealedChunkReader, SliceCipher } from './slice-cipher.js';
 import { SlicePaths, sliceRefProblem, TMP_SUFFIX } from './slice-paths.js';
 
 type Counters = VolumeInfo['counters'];
@@ -65,7 +67,7 @@ interface Writer {
   /** The first failure: every later operation on the slice fails with it. */
   failure: ReplyError | null;
   /** Seals the chunks when the volume is encrypted (null: CRC32C after each chunk). */
-  sealer: SliceSealer | null;
+  cipher: SliceCipher | null;
   /** its last bytes are written and the file cut to length (commit then only renames). */
   finished?: boolean;
 }
@@ -209,8 +211,8 @@ export class Volume {
     if (this.writers.has(key)) throw bad(`slice ${key} is being written already`);
     if (header.sealed) throw bad('a slice header from the store never says sealed: the volume seals what it writes when it is encrypted');
     if (this.key) header = { ...header, sealed: { keyGen: this.key.keyGen } };
-    const sealer = this.key ? new SliceSealer(this.key.volumeKey, header) : null;
-    const w: Writer = { objectId: ref.objectId, index: ref.index, header, chunks: chunkCount(header), next: 0, state: 'open', fh: null, out: null, chain: Promise.resolve(), failure: null, sealer };
+    const cipher = this.key ? new SliceCipher(this.key.volumeKey, header) : null;
+    const w: Writer = { objectId: ref.objectId, index: ref.index, header, chunks: chunkCount(header), next: 0, state: 'open', fh: null, out: null, chain: Promise.resolve(), failure: null, cipher };
     this.writers.set(key, w);
     const bytes = encodeSliceHeader(header);
     const temp = this.paths.temp(ref.objectId, ref.index);
@@ -259,13 +261,21 @@ export class Volume {
     if (commit && chunk !== w.chunks - 1) throw bad(`slice ${key}: commit with chunk ${chunk}, which is not its last (${w.chunks - 1})`);
     w.next++;
     const plain = data instanceof ArrayBuffer ? new Uint8Array(data) : data;
-    const { stored, trailer } = w.sealer ? sealed(w.sealer, chunk, plain) : withCrc(plain);
+    // Sealing starts now, on the pool, while the chunks before it are staged and written; the
+    // step awaits it (a slice that failed meanwhile never does: the job ends unobserved).
+    const sealing = w.cipher?.seal(chunk, plain);
+    sealing?.catch(() => undefined);
+    const crc = sealing ? null : crcOf(plain);
     await this.step(w, 'append', async () => {
       const out = w.out!;
       const at = chunkOffset(w.header.chunkSize, chunk, trailerBytes(w.header));
       if (out.length !== at) throw new Error(`slice ${key}: chunk ${chunk} would land at ${out.length}, not at ${at}`);
-      await out.push(stored);
-      await out.push(trailer);
+      // Sealed: ciphertext and tag in one buffer. Plain: the bytes, then their CRC32C.
+      if (sealing) await out.push(await sealing);
+      else {
+        await out.push(plain);
+        await out.push(crc!);
+      }
       // The last chunk: the last bytes go to the disk now, while the writer waits for its other
       // slices and its intent.
       if (chunk === w.chunks - 1) await this.finishFile(w);
@@ -438,20 +448,27 @@ export class Volume {
       total += len;
     }
     const out = into && into.byteLength >= total ? new Uint8Array(into, 0, total) : new Uint8Array(total);
-    const verifier = new ChunkVerifier(firstChunk, lengths, out, this.checkOf(header));
+    const sink = await this.sinkOf(header, firstChunk, lengths, out);
     const trailer = trailerBytes(header);
     const span = total + count * trailer;
-    const got = await readSpan(fh, chunkOffset(header.chunkSize, firstChunk, trailer), span, this.run.bind(this), (b) => verifier.push(b));
-    if (got < span || !verifier.done) {
-      this.counters.errors++;
-      throw new ReplyError('CHECKSUM', `volume ${this.args.volumeId}: slice ${header.objectId}.${header.index} is truncated at chunk ${verifier.chunk}`, { chunk: verifier.chunk, truncated: true });
+    let got: number;
+    try {
+      got = await readSpan(fh, chunkOffset(header.chunkSize, firstChunk, trailer), span, this.run.bind(this), (b) => sink.push(b));
+    } finally {
+      // Sealed chunks open on the pool: none may still write into `out` once this read answers.
+      await sink.settled().catch(() => undefined);
     }
+    if (got < span || !sink.done) {
+      this.counters.errors++;
+      throw new ReplyError('CHECKSUM', `volume ${this.args.volumeId}: slice ${header.objectId}.${header.index} is truncated at chunk ${sink.chunk}`, { chunk: sink.chunk, truncated: true });
+    }
+    await sink.settled();
     return { data: out.buffer as ArrayBuffer, lengths };
   }
 
-  /** How the chunks of a slice are checked: by CRC, or opened with the volume key when sealed. */
-  private checkOf(header: SliceHeader) {
-    if (!header.sealed) return crcCheck();
+  /** Where a read's bytes go: checked by CRC, or opened with the volume key when sealed. */
+  private async sinkOf(header: SliceHeader, firstChunk: number, lengths: number[], out: Uint8Array): Promise<ChunkSink> {
+    if (!header.sealed) return new ChunkVerifier(firstChunk, lengths, out);
     if (!this.key) {
       this.counters.errors++;
       throw new ReplyError('CHECKSUM', `volume ${this.args.volumeId}: slice ${header.objectId}.${header.index} is sealed, and this volume holds no key to open it (its key slots are gone)`, { chunk: -1, header: true });
@@ -460,7 +477,8 @@ export class Volume {
       this.counters.errors++;
       throw new ReplyError('CHECKSUM', `volume ${this.args.volumeId}: slice ${header.objectId}.${header.index} is sealed with key generation ${header.sealed.keyGen}, this volume's key is generation ${this.key.keyGen}`, { chunk: -1, header: true });
     }
-    return sealedCheck(new SliceSealer(this.key.volumeKey, header));
+    const cipher = new SliceCipher(this.key.volumeKey, header);
+    return new SealedChunkReader(firstChunk, lengths, out, cipher, await cipher.ready());
   }
 
   private async firstFailing(fh: FileHandle, header: SliceHeader, firstChunk: number, count: number): Promise<number | null> {
@@ -622,15 +640,9 @@ export class Volume {
   }
 }
 
-/** A chunk as stored on a plain volume: its bytes, then its CRC32C. */
-function withCrc(plain: Uint8Array): { stored: Uint8Array; trailer: Uint8Array } {
+/** The trailer of a chunk on a plain volume: its CRC32C, 4 bytes big-endian. */
+function crcOf(plain: Uint8Array): Uint8Array {
   const trailer = new Uint8Array(4);
   new DataView(trailer.buffer).setUint32(0, crc32c(plain));
-  return { stored: plain, trailer };
-}
-
-/** A chunk as stored on an encrypted volume: its ciphertext, then its AES-GCM tag. */
-function sealed(sealer: SliceSealer, chunk: number, plain: Uint8Array): { stored: Uint8Array; trailer: Uint8Array } {
-  const { ciphertext, tag } = sealer.seal(chunk, plain);
-  return { stored: ciphertext, trailer: tag };
+  return trailer;
 }

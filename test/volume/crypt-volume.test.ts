@@ -11,10 +11,11 @@ import { join } from 'node:path';
 import { provisionDisk } from '../../actors/volume/disks.js';
 import { volumeActorId, type VolumeArgs, type VolumeProtocol } from '../../actors/volume/messages.js';
 import { readKeySlots, writeKeySlots } from '../../actors/volume/volume-key.js';
-import { formatPassphrase, makeKeySlots } from '../../protocols/objstore/crypto-format.js';
+import { formatPassphrase, makeKeySlots, SliceSealer } from '../../protocols/objstore/crypto-format.js';
 import { CHUNK_TAG_BYTES, chunkOffset, SLICE_HEADER_BYTES, type SliceHeader } from '../../protocols/objstore/slice-format.js';
 import type { ActorRef } from '../../runtime/index.js';
 import { mountRoot, withLoopDevices } from '../helpers/loop.js';
+import { DIRECT_PIECE } from '../../actors/volume/direct-io.js';
 import { deviceHolds, marked } from './crypt-device.js';
 import { eventually, rejectsWith, startTestSystem } from '../helpers/util.js';
 
@@ -26,6 +27,8 @@ interface Disk {
   device: string;
   mountPoint: string;
   keyFile: string;
+  /** the volume key sealed in its key slots (encrypted disks) */
+  volumeKey: Uint8Array;
 }
 
 /** A provisioned loop device; encrypted (key slots on it, key file in a temp dir) when asked. */
@@ -37,12 +40,13 @@ async function disk(t: ExecutionContext, volumeId: number, encrypt: boolean): Pr
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const keyFile = join(dir, 'objstore.key');
   const kek = randomBytes(32);
+  const volumeKey = new Uint8Array(randomBytes(32));
   writeFileSync(keyFile, kek, { mode: 0o600 });
   if (encrypt) {
-    const slots = makeKeySlots({ volumeId, instanceId, keyGen: 1, volumeKey: randomBytes(32), kek, passphrase: formatPassphrase(randomBytes(20)), ivK: randomBytes(12), ivR: randomBytes(12), salt: randomBytes(16), scrypt: FAST });
+    const slots = makeKeySlots({ volumeId, instanceId, keyGen: 1, volumeKey, kek, passphrase: formatPassphrase(randomBytes(20)), ivK: randomBytes(12), ivR: randomBytes(12), salt: randomBytes(16), scrypt: FAST });
     await writeKeySlots(mountPoint, slots);
   }
-  return { device, mountPoint, keyFile };
+  return { device, mountPoint, keyFile, volumeKey };
 }
 
 async function start(t: ExecutionContext, volumeId: number, d: Disk, opts: Partial<VolumeArgs> = {}): Promise<ActorRef<VolumeProtocol>> {
@@ -188,4 +192,53 @@ test('the store cannot ask for a sealed header: the volume decides', async (t) =
   const err = await rejectsWith(t, ref.request({ type: 'create', objectId: id, index: 0, header: { ...headerFor(id, 0, 10), sealed: { keyGen: 1 } } }), 'REPLY_ERROR');
   t.like(err, { appCode: 'BAD_REQUEST' });
   t.regex(err.message, /never says sealed/);
+});
+
+test('chunks sealed on the pool, appended all at once and some from shared memory, are the reference sealer\'s, in order; reads across read pieces open them and name the first bad chunk', async (t) => {
+  const d = await disk(t, 7, true);
+  const ref = await start(t, 7, d);
+  const id = newId();
+  const chunks = Math.ceil((DIRECT_PIECE + 20 * CHUNK) / CHUNK); // a full read spans two pieces, one chunk split between them
+  const data = randomBytes(chunks * CHUNK - 100);
+  await ref.request({ type: 'create', objectId: id, index: 3, header: headerFor(id, 3, data.length) });
+  // Every append sent before the first answer: their sealing jobs run together, the chain writes them in order.
+  await Promise.all(
+    Array.from({ length: chunks }, (_, c) => {
+      const bytes = data.subarray(c * CHUNK, (c + 1) * CHUNK);
+      if (c % 3 === 1) {
+        const shared = new Uint8Array(new SharedArrayBuffer(bytes.length));
+        shared.set(bytes);
+        return ref.request({ type: 'append', objectId: id, index: 3, chunk: c, data: shared });
+      }
+      const buf = own(bytes);
+      return ref.request({ type: 'append', objectId: id, index: 3, chunk: c, data: buf }, { transfer: [buf] });
+    }),
+  );
+  await ref.request({ type: 'commit', objectId: id, index: 3 });
+
+  // The file, read raw, opens chunk by chunk with the synchronous reference sealer.
+  const path = await ref.request({ type: 'path', objectId: id, index: 3 });
+  const sealer = new SliceSealer(d.volumeKey, { ...headerFor(id, 3, data.length), sealed: { keyGen: 1 } });
+  const fd = openSync(path, 'r');
+  t.teardown(() => closeSync(fd));
+  for (let c = 0; c < chunks; c++) {
+    const len = Math.min(CHUNK, data.length - c * CHUNK);
+    const stored = Buffer.alloc(len + CHUNK_TAG_BYTES);
+    readSync(fd, stored, 0, stored.length, chunkOffset(CHUNK, c, CHUNK_TAG_BYTES));
+    const plain = sealer.open(c, stored.subarray(0, len), stored.subarray(len));
+    if (!Buffer.from(plain).equals(data.subarray(c * CHUNK, c * CHUNK + len))) return t.fail(`chunk ${c} on the disk is not the reference sealing of chunk ${c}`);
+  }
+  t.pass('every chunk on the disk opens with SliceSealer to its plaintext');
+
+  t.true((await read(ref, id, 3, 0, chunks)).equals(data), `one read of ${chunks} chunks (two O_DIRECT pieces) is byte-exact`);
+  // Two chunks spoiled (one of them the chunk split between the pieces): whichever job ends first,
+  // the read names the first in chunk order.
+  const late = chunks - 2;
+  const early = Math.floor(DIRECT_PIECE / (CHUNK + CHUNK_TAG_BYTES)); // the chunk split between the pieces
+  poke(path, chunkOffset(CHUNK, late, CHUNK_TAG_BYTES) + 10, (b) => (b[0]! ^= 0x04));
+  poke(path, chunkOffset(CHUNK, early, CHUNK_TAG_BYTES) + CHUNK - 1, (b) => (b[0]! ^= 0x04));
+  const again = await start(t, 7, d); // no cached header, no page cache (O_DIRECT anyway)
+  t.like(await rejectsWith(t, again.request({ type: 'read', objectId: id, index: 3, firstChunk: 0, count: chunks }), 'REPLY_ERROR'), { appCode: 'CHECKSUM', details: { chunk: early } });
+  t.like(await rejectsWith(t, again.request({ type: 'read', objectId: id, index: 3, firstChunk: early + 1, count: chunks - early - 1 }), 'REPLY_ERROR'), { appCode: 'CHECKSUM', details: { chunk: late } });
+  t.true((await read(again, id, 3, 0, early)).equals(data.subarray(0, early * CHUNK)), 'the chunks before the first bad one read');
 });
