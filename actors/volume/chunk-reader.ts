@@ -6,12 +6,16 @@
  * the bytes pass (chunk-verifier.ts); a sealed slice's are opened on the thread pool as their tags
  * come in (slice-cipher.ts), with the volume key if it is the generation the header names.
  *
+ * The cipher of a sealed slice (its key derived and imported) is kept for the next reads of the
+ * same slice, keyed by the header's full encoding: a header that differs in any byte (an edited
+ * one) gets a cipher of its own and so is still checked by the tags.
+ *
  * A read answers only when every job that writes into its buffer has ended, failed or not: the
  * buffer is moved to the caller with the answer (or reused by the next read).
  */
 import type { FileHandle } from 'node:fs/promises';
 import { ReplyError } from '../../runtime/index.js';
-import { chunkLength, chunkOffset, trailerBytes, type SliceHeader } from '../../protocols/objstore/slice-format.js';
+import { chunkLength, chunkOffset, encodeSliceHeader, trailerBytes, type SliceHeader } from '../../protocols/objstore/slice-format.js';
 import { ChunkVerifier, type ChunkSink } from './chunk-verifier.js';
 import { readSpan, type RunIo } from './direct-io.js';
 import type { ReadReply } from './messages.js';
@@ -28,7 +32,13 @@ export interface ReaderContext {
   key(): VolumeKey | null;
 }
 
+/** Slice ciphers kept for the next reads of their slices. */
+const CIPHER_CACHE = 256;
+
 export class ChunkReader {
+  /** By encoded header, most recently used last. */
+  private readonly ciphers = new Map<string, SliceCipher>();
+
   constructor(private readonly ctx: ReaderContext) {}
 
   /**
@@ -88,7 +98,17 @@ export class ChunkReader {
       this.ctx.counters.errors++;
       throw new ReplyError('CHECKSUM', `volume ${this.ctx.volumeId}: ${slice} is sealed with key generation ${header.sealed.keyGen}, this volume's key is generation ${key.keyGen}`, { chunk: -1, header: true });
     }
-    const cipher = new SliceCipher(key.volumeKey, header);
+    const cipher = this.cipherOf(key, header);
     return new SealedChunkReader(firstChunk, lengths, out, cipher, await cipher.ready());
+  }
+
+  private cipherOf(key: VolumeKey, header: SliceHeader): SliceCipher {
+    const id = Buffer.from(encodeSliceHeader(header)).toString('base64');
+    let cipher = this.ciphers.get(id);
+    if (cipher) this.ciphers.delete(id);
+    else cipher = new SliceCipher(key.volumeKey, header);
+    this.ciphers.set(id, cipher);
+    if (this.ciphers.size > CIPHER_CACHE) this.ciphers.delete(this.ciphers.keys().next().value!);
+    return cipher;
   }
 }

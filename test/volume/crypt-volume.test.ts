@@ -242,3 +242,28 @@ test('chunks sealed on the pool, appended all at once and some from shared memor
   t.like(await rejectsWith(t, again.request({ type: 'read', objectId: id, index: 3, firstChunk: early + 1, count: chunks - early - 1 }), 'REPLY_ERROR'), { appCode: 'CHECKSUM', details: { chunk: late } });
   t.true((await read(again, id, 3, 0, early)).equals(data.subarray(0, early * CHUNK)), 'the chunks before the first bad one read');
 });
+
+test('small chunks, sealed and opened inline rather than on the pool, are the same format: the reference sealer opens them and a flipped byte is refused by chunk', async (t) => {
+  const d = await disk(t, 8, true);
+  const ref = await start(t, 8, d);
+  const id = newId();
+  const small = 4096; // under INLINE_BYTES, like the one chunk of a 4 KiB object
+  const header: SliceHeader = { objectId: id, index: 0, k: 1, m: 2, chunkSize: small, objectSize: 5 * small - 7, sliceSize: 5 * small - 7 };
+  const data = randomBytes(header.sliceSize);
+  await ref.request({ type: 'create', objectId: id, index: 0, header });
+  for (let c = 0; c < 5; c++) {
+    const buf = own(data.subarray(c * small, (c + 1) * small));
+    await ref.request({ type: 'append', objectId: id, index: 0, chunk: c, data: buf, commit: c === 4 }, { transfer: [buf] });
+  }
+  t.true((await read(ref, id, 0, 0, 5)).equals(data), 'read back byte-exact');
+  const path = await ref.request({ type: 'path', objectId: id, index: 0 });
+  const sealer = new SliceSealer(d.volumeKey, { ...header, sealed: { keyGen: 1 } });
+  const fd = openSync(path, 'r');
+  t.teardown(() => closeSync(fd));
+  const stored = Buffer.alloc(small - 7 + CHUNK_TAG_BYTES);
+  readSync(fd, stored, 0, stored.length, chunkOffset(small, 4, CHUNK_TAG_BYTES));
+  t.true(Buffer.from(sealer.open(4, stored.subarray(0, small - 7), stored.subarray(small - 7))).equals(data.subarray(4 * small)), 'the last (short) chunk opens with SliceSealer');
+  poke(path, chunkOffset(small, 3, CHUNK_TAG_BYTES) + 100, (b) => (b[0]! ^= 0x10));
+  t.like(await rejectsWith(t, ref.request({ type: 'read', objectId: id, index: 0, firstChunk: 0, count: 5 }), 'REPLY_ERROR'), { appCode: 'CHECKSUM', details: { chunk: 3 } });
+  t.true((await read(ref, id, 0, 4, 1)).equals(data.subarray(4 * small)), 'the chunk after it reads');
+});
