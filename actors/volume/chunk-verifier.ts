@@ -4,12 +4,14 @@
  * anywhere. Throws ChecksumMismatch at the first chunk that does not verify.
  *
  * What a trailer is and how a chunk is checked is a ChunkCheck: a plain slice's trailer is the
- * chunk's CRC32C (crcCheck), checked on the read's thread as the bytes pass. A sealed slice's
- * chunks are opened on the thread pool instead (SealedChunkReader, slice-cipher.ts): both are
- * ChunkSinks, so the volume's read loop is one for both.
+ * chunk's CRC32C (crcCheck); a sealed slice's is its AES-GCM tag, and its bytes are deciphered on
+ * the way to `out` (sealedCheck). One streaming loop for both, so an encrypted volume reads through
+ * the same O_DIRECT path as a plain one.
  */
 import { crc32c } from '@node-rs/crc32';
-import { CHUNK_CRC_BYTES } from '../../protocols/objstore/slice-format.js';
+import type { DecipherGCM } from 'node:crypto';
+import type { SliceSealer } from '../../protocols/objstore/crypto-format.js';
+import { CHUNK_CRC_BYTES, CHUNK_TAG_BYTES } from '../../protocols/objstore/slice-format.js';
 
 export class ChecksumMismatch extends Error {
   readonly chunk: number;
@@ -18,18 +20,6 @@ export class ChecksumMismatch extends Error {
     this.name = 'ChecksumMismatch';
     this.chunk = chunk;
   }
-}
-
-/**
- * Where the stored bytes of one read go, in order: `push` them piece by piece (views valid only
- * during the call), then `settled` says whether every chunk verified (throws ChecksumMismatch
- * for the first that did not). `chunk` is the chunk whose bytes come next, `done` whether all came.
- */
-export interface ChunkSink {
-  readonly chunk: number;
-  readonly done: boolean;
-  push(bytes: Uint8Array): void;
-  settled(): Promise<void>;
 }
 
 /** How the chunks of one read are checked: per chunk, begin, then its bytes, then its trailer. */
@@ -57,9 +47,27 @@ export function crcCheck(): ChunkCheck {
   };
 }
 
+/** A sealed slice: each chunk AES-256-GCM ciphertext followed by its tag. */
+export function sealedCheck(sealer: SliceSealer): ChunkCheck {
+  let d: DecipherGCM | null = null;
+  return {
+    trailer: CHUNK_TAG_BYTES,
+    begin: (chunk) => (d = sealer.decipher(chunk)),
+    take: (piece) => d!.update(piece),
+    end(chunk, tag) {
+      d!.setAuthTag(tag);
+      try {
+        d!.final();
+      } catch {
+        throw new ChecksumMismatch(chunk, 'the AES-GCM tag does not verify (a changed byte, a moved chunk, or another key)');
+      }
+    },
+  };
+}
+
 const hex = (n: number) => n.toString(16).padStart(8, '0');
 
-export class ChunkVerifier implements ChunkSink {
+export class ChunkVerifier {
   private readonly firstChunk: number;
   private readonly lengths: readonly number[];
   private readonly out: Uint8Array;
@@ -114,10 +122,5 @@ export class ChunkVerifier implements ChunkSink {
         if (!this.done) this.check.begin(this.chunk);
       }
     }
-  }
-
-  /** The checks ran as the bytes came (push threw at the first mismatch). */
-  settled(): Promise<void> {
-    return Promise.resolve();
   }
 }

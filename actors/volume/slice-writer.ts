@@ -6,17 +6,18 @@
  * chunk goes to the O_DIRECT stage (direct-write.ts) in its stored form: on a plain volume its
  * bytes then their CRC32C, on an encrypted one its AES-256-GCM ciphertext then its tag.
  *
- * Sealing overlaps the writes: a chunk's sealing starts when the chunk arrives (on the thread
- * pool, slice-cipher.ts), before it waits for its turn in the chain, so while one stage of the
- * slice is being written the chunks after it are being sealed, and the volume thread only copies
- * the results into the stage.
+ * A chunk is sealed (or its CRC computed) when it arrives, before it waits for its turn in the
+ * chain: while a stage of the slice is being written (the write runs on the thread pool), the
+ * chunks that arrive after it are sealed. Sealing stays on the volume thread (node:crypto's
+ * Cipher, SliceSealer): moving it to the pool through WebCrypto was measured and lost — more CPU
+ * per MiB and less throughput (docs/object-store.md, "What it costs, measured").
  */
 import type { FileHandle } from 'node:fs/promises';
 import { crc32c } from '@node-rs/crc32';
 import type { ReplyError } from '../../runtime/index.js';
+import { SliceSealer } from '../../protocols/objstore/crypto-format.js';
 import { chunkCount, chunkOffset, trailerBytes, type SliceHeader } from '../../protocols/objstore/slice-format.js';
 import type { DirectWriter } from './direct-write.js';
-import { SliceCipher } from './slice-cipher.js';
 import type { VolumeKey } from './volume-key.js';
 
 export class SliceWriter {
@@ -34,7 +35,7 @@ export class SliceWriter {
   /** Its last bytes are written and the file cut to length (commit then only renames). */
   finished = false;
   /** Seals the chunks when the volume is encrypted (null: CRC32C after each chunk). */
-  private readonly cipher: SliceCipher | null;
+  private readonly sealer: SliceSealer | null;
 
   /**
    * `header` is the one written (sealed when `key` is given); `refuse` turns a failure of operation
@@ -48,7 +49,7 @@ export class SliceWriter {
     private readonly refuse: (err: unknown, op: string) => ReplyError,
   ) {
     this.chunks = chunkCount(header);
-    this.cipher = key ? new SliceCipher(key.volumeKey, header) : null;
+    this.sealer = key ? new SliceSealer(key.volumeKey, header) : null;
   }
 
   /** Queue `fn` behind the slice's earlier operations; the first failure poisons the slice. */
@@ -71,21 +72,14 @@ export class SliceWriter {
    * last chunk also finishes the file. `plain` is read until the returned promise settles.
    */
   writeChunk(chunk: number, plain: Uint8Array): Promise<void> {
-    // Sealing starts now, on the pool, while the chunks before it are staged and written; the
-    // step awaits it (a slice that failed meanwhile never does: the job ends unobserved).
-    const sealing = this.cipher?.seal(chunk, plain);
-    sealing?.catch(() => undefined);
-    const crc = sealing ? null : crcOf(plain);
+    // Sealed: the ciphertext, then its tag. Plain: the bytes, then their CRC32C.
+    const { stored, trailer } = this.sealer ? sealed(this.sealer, chunk, plain) : withCrc(plain);
     return this.step('append', async () => {
       const out = this.out!;
       const at = chunkOffset(this.header.chunkSize, chunk, trailerBytes(this.header));
       if (out.length !== at) throw new Error(`slice ${this.objectId}.${this.index}: chunk ${chunk} would land at ${out.length}, not at ${at}`);
-      // Sealed: ciphertext and tag in one buffer. Plain: the bytes, then their CRC32C.
-      if (sealing) await out.push(await sealing);
-      else {
-        await out.push(plain);
-        await out.push(crc!);
-      }
+      await out.push(stored);
+      await out.push(trailer);
       // The last chunk: the last bytes go to the disk now, while the writer waits for its other
       // slices and its intent.
       if (chunk === this.chunks - 1) await this.finish();
@@ -106,9 +100,15 @@ export class SliceWriter {
   }
 }
 
-/** The trailer of a chunk on a plain volume: its CRC32C, 4 bytes big-endian. */
-function crcOf(plain: Uint8Array): Uint8Array {
+/** A chunk as stored on a plain volume: its bytes, then its CRC32C. */
+function withCrc(plain: Uint8Array): { stored: Uint8Array; trailer: Uint8Array } {
   const trailer = new Uint8Array(4);
   new DataView(trailer.buffer).setUint32(0, crc32c(plain));
-  return trailer;
+  return { stored: plain, trailer };
+}
+
+/** A chunk as stored on an encrypted volume: its ciphertext, then its AES-GCM tag. */
+function sealed(sealer: SliceSealer, chunk: number, plain: Uint8Array): { stored: Uint8Array; trailer: Uint8Array } {
+  const { ciphertext, tag } = sealer.seal(chunk, plain);
+  return { stored: ciphertext, trailer: tag };
 }

@@ -15,8 +15,7 @@
  * An encrypted volume (its disk carries a key-slot file, keys.ts) seals every slice it writes: the
  * header says so (format version 2), each chunk is AES-256-GCM ciphertext followed by its tag in
  * place of the CRC (crypto-format.ts), through the same O_DIRECT staging; reads check the tag
- * instead of the CRC in the same read loop. Sealing and opening run on the thread pool
- * (slice-cipher.ts), not on the volume thread. What the volume is asked to
+ * instead of the CRC in the same streaming loop (chunk-verifier.ts). What the volume is asked to
  * store and what it answers is plaintext either way: erasure coding, drain and repair see no
  * difference. Slices are read by what their own header says, so a plain slice on a volume that was
  * encrypted since (or the other way round) still reads.

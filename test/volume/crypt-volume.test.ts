@@ -194,14 +194,14 @@ test('the store cannot ask for a sealed header: the volume decides', async (t) =
   t.regex(err.message, /never says sealed/);
 });
 
-test('chunks sealed on the pool, appended all at once and some from shared memory, are the reference sealer\'s, in order; reads across read pieces open them and name the first bad chunk', async (t) => {
+test('chunks appended all at once, some from shared memory, are sealed in order as the reference sealer seals them; reads across read pieces open them and name the first bad chunk', async (t) => {
   const d = await disk(t, 7, true);
   const ref = await start(t, 7, d);
   const id = newId();
   const chunks = Math.ceil((DIRECT_PIECE + 20 * CHUNK) / CHUNK); // a full read spans two pieces, one chunk split between them
   const data = randomBytes(chunks * CHUNK - 100);
   await ref.request({ type: 'create', objectId: id, index: 3, header: headerFor(id, 3, data.length) });
-  // Every append sent before the first answer: their sealing jobs run together, the chain writes them in order.
+  // Every append sent before the first answer: each is sealed on arrival, the slice's chain writes them in order.
   await Promise.all(
     Array.from({ length: chunks }, (_, c) => {
       const bytes = data.subarray(c * CHUNK, (c + 1) * CHUNK);
@@ -231,8 +231,7 @@ test('chunks sealed on the pool, appended all at once and some from shared memor
   t.pass('every chunk on the disk opens with SliceSealer to its plaintext');
 
   t.true((await read(ref, id, 3, 0, chunks)).equals(data), `one read of ${chunks} chunks (two O_DIRECT pieces) is byte-exact`);
-  // Two chunks spoiled (one of them the chunk split between the pieces): whichever job ends first,
-  // the read names the first in chunk order.
+  // Two chunks spoiled (one of them the chunk split between the pieces): the read names the first.
   const late = chunks - 2;
   const early = Math.floor(DIRECT_PIECE / (CHUNK + CHUNK_TAG_BYTES)); // the chunk split between the pieces
   poke(path, chunkOffset(CHUNK, late, CHUNK_TAG_BYTES) + 10, (b) => (b[0]! ^= 0x04));
@@ -243,11 +242,11 @@ test('chunks sealed on the pool, appended all at once and some from shared memor
   t.true((await read(again, id, 3, 0, early)).equals(data.subarray(0, early * CHUNK)), 'the chunks before the first bad one read');
 });
 
-test('small chunks, sealed and opened inline rather than on the pool, are the same format: the reference sealer opens them and a flipped byte is refused by chunk', async (t) => {
+test('small chunks (a 4 KiB object\'s) are sealed to the same format: the reference sealer opens them, and a flipped byte is refused by chunk', async (t) => {
   const d = await disk(t, 8, true);
   const ref = await start(t, 8, d);
   const id = newId();
-  const small = 4096; // under INLINE_BYTES, like the one chunk of a 4 KiB object
+  const small = 4096; // like the one chunk of a 4 KiB object
   const header: SliceHeader = { objectId: id, index: 0, k: 1, m: 2, chunkSize: small, objectSize: 5 * small - 7, sliceSize: 5 * small - 7 };
   const data = randomBytes(header.sliceSize);
   await ref.request({ type: 'create', objectId: id, index: 0, header });
