@@ -5,7 +5,7 @@
  */
 import test, { type ExecutionContext } from 'ava';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { closeSync, fsyncSync, mkdtempSync, openSync, readSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdtempSync, openSync, readSync, rmSync, truncateSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { provisionDisk } from '../../actors/volume/disks.js';
@@ -265,4 +265,17 @@ test('small chunks (a 4 KiB object\'s) are sealed to the same format: the refere
   poke(path, chunkOffset(small, 3, CHUNK_TAG_BYTES) + 100, (b) => (b[0]! ^= 0x10));
   t.like(await rejectsWith(t, ref.request({ type: 'read', objectId: id, index: 0, firstChunk: 0, count: 5 }), 'REPLY_ERROR'), { appCode: 'CHECKSUM', details: { chunk: 3 } });
   t.true((await read(ref, id, 0, 4, 1)).equals(data.subarray(4 * small)), 'the chunk after it reads');
+});
+
+test('a sealed slice cut short is refused as truncated at the chunk where it ends, with reads still out ahead of it', async (t) => {
+  const d = await disk(t, 9, true);
+  const ref = await start(t, 9, d);
+  const id = newId();
+  const data = randomBytes(48 * CHUNK); // 3 MiB stored: three 1 MiB pieces and a little
+  await writeSlice(ref, id, 1, data);
+  const path = await ref.request({ type: 'path', objectId: id, index: 1 });
+  truncateSync(path, chunkOffset(CHUNK, 10, CHUNK_TAG_BYTES) + 100); // inside chunk 10, in the first piece
+  const again = await start(t, 9, d);
+  t.like(await rejectsWith(t, again.request({ type: 'read', objectId: id, index: 1, firstChunk: 0, count: 48 }), 'REPLY_ERROR'), { appCode: 'CHECKSUM', details: { chunk: 10, truncated: true } });
+  t.true((await read(again, id, 1, 0, 10)).equals(data.subarray(0, 10 * CHUNK)), 'the chunks before the cut read');
 });
