@@ -1,13 +1,16 @@
 /**
  * Encryption at rest, what it costs: PUT and GET through hostd's object store on plain volumes and
  * on encrypted ones, in the same run and the same store (in this process, on loop devices: the
- * maintenance bench's BenchStore). Four plain volumes take the first pass; then they are set
- * read-only and four encrypted volumes take the second, so each pass writes to and reads from its
- * own kind only. The scenarios are bench/objstore's (64 MiB and 4 KiB objects, 1 and 4 streams),
- * with its load generator. Also the bound: AES-256-GCM sealing on one core (node:crypto, 256 KiB
- * chunks, the volume actor's call). Target: encrypted ≥ 0.9× plain for the 64 MiB PUT and GET.
+ * maintenance bench's BenchStore). Four plain and four encrypted volumes; each pass sets the other
+ * kind read-only, so it writes to and reads from its own kind only. The passes alternate, round by
+ * round (plain, encrypted; encrypted, plain; ...): on a shared machine the load moves by the
+ * minute, and a run of every plain round before every encrypted one measured the load as often as
+ * the cipher. Each round's ratio is kept beside the medians. The scenarios are bench/objstore's
+ * (64 MiB and 4 KiB objects, 1 and 4 streams), with its load generator; each pass has its warm-up.
+ * Also the bound: AES-256-GCM sealing on one core (node:crypto, 256 KiB chunks). Target: encrypted
+ * ≥ 0.9× plain for the 64 MiB PUT and GET.
  *
- *   npm run bench:objstore-crypt [-- --rounds N] [--quick]        (as root: loop devices)
+ *   npm run bench:objstore-crypt [-- --rounds N] [--quick] [--group-threads N]   (as root: loop devices)
  *
  * Progress on stderr; stdout gets the table and, last, one JSON line {"bench":"objstore-crypt",...}.
  * Everything made (loop devices, mounts, state directory) is removed at the end, also on an error.
@@ -23,11 +26,13 @@ import { BenchStore } from './maintenance/store.js';
 import { Cleanup } from './objstore/cleanup.js';
 import { Corpus, type Endpoint } from './objstore/client.js';
 import { ratio, round, summarizeAll, type Summaries } from './objstore/report.js';
-import { runEndpoint, SCENARIOS, type Sizes } from './objstore/scenarios.js';
+import { runEndpoint, SCENARIOS, type Results, type Sizes } from './objstore/scenarios.js';
 
 const MIB = 1024 * 1024;
 const log = (s: string) => process.stderr.write(`${s}\n`);
 const TARGET = 0.9;
+const KINDS = ['plain', 'encrypted'] as const;
+type Kind = (typeof KINDS)[number];
 
 /** MiB/s of sealing 64 MiB in 256 KiB chunks on this thread (the median of three). */
 function sealSpeed(): number {
@@ -58,16 +63,18 @@ async function provision(store: BenchStore, devices: string[], encrypt: boolean)
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { rounds: { type: 'string' }, quick: { type: 'boolean' }, help: { type: 'boolean' } } });
+  const { values } = parseArgs({ options: { rounds: { type: 'string' }, quick: { type: 'boolean' }, 'group-threads': { type: 'string' }, help: { type: 'boolean' } } });
   if (values.help) {
-    process.stdout.write('Usage: node dist/bench/objstore-crypt.bench.js [--rounds N] [--quick]\n');
+    process.stdout.write('Usage: node dist/bench/objstore-crypt.bench.js [--rounds N] [--quick] [--group-threads N (default: CPUs, as the daemon)]\n');
     return;
   }
+  const groupThreads = values['group-threads'] ? Number(values['group-threads']) : availableParallelism();
+  if (!Number.isSafeInteger(groupThreads) || groupThreads < 1) throw new Error(`--group-threads must be a positive integer, got ${values['group-threads']}`);
   const quick = values.quick === true;
   const rounds = values.rounds ? Number(values.rounds) : quick ? 1 : 3;
   if (!Number.isSafeInteger(rounds) || rounds < 1) throw new Error(`--rounds must be a positive integer, got ${values.rounds}`);
   const sizes: Sizes = quick ? { bigPerStream1: 2, bigPerStream4: 1, smallSeconds: 1.5, sampleBig: 1, sampleSmall: 8 } : { bigPerStream1: 4, bigPerStream4: 1, smallSeconds: 3, sampleBig: 1, sampleSmall: 16 };
-  const json: Record<string, unknown> = { bench: 'objstore-crypt', quick, rounds, cores: availableParallelism(), loadavg_start: loadavg() };
+  const json: Record<string, unknown> = { bench: 'objstore-crypt', quick, rounds, group_threads: groupThreads, cores: availableParallelism(), loadavg_start: loadavg() };
   const cleanup = new Cleanup();
   const onSignal = () => void cleanup.run().finally(() => process.exit(130));
   process.once('SIGINT', onSignal);
@@ -78,9 +85,12 @@ async function main(): Promise<void> {
     json.seal_mib_s = Math.round(seal);
     log(`  ${seal.toFixed(0)} MiB/s`);
 
-    log(`store: 8 loop devices (4 plain, then 4 encrypted), ${rounds} round(s)${quick ? ', quick' : ''}`);
+    log(`store: 8 loop devices (4 plain, 4 encrypted), ${rounds} round(s), ${groupThreads} thread(s) per shared group${quick ? ', quick' : ''}`);
     const store = await BenchStore.create(8, quick ? 2048 : 4096, cleanup);
-    await store.start({});
+    // The daemon's thread count for shared groups (one per CPU): the volumes' thread group is where
+    // sealing and opening run, so one thread there (the maintenance bench's choice) would measure
+    // a machine with one core for the cipher.
+    await store.start({}, groupThreads);
     const corpus = new Corpus(64 * MIB, 8, 4096, 256);
     const ep: Endpoint = {
       key: 'hostd',
@@ -94,17 +104,25 @@ async function main(): Promise<void> {
       verifyContent: true,
       pids: () => [process.pid],
     };
-    const plainIds = await provision(store, store.devices.slice(0, 4), false);
-    log('plain volumes: PUT and GET');
-    const plain = summarizeAll(await runEndpoint(ep, corpus, sizes, rounds, `plain${Date.now().toString(36)}`, []));
-    for (const id of plainIds) {
-      const r = await api(`${store.url}/$/volumes/${id}`, 'PUT', { isReadOnly: true });
-      if (r.status !== 200) throw new Error(`volume ${id} read-only: HTTP ${r.status}`);
+    const ids = { plain: await provision(store, store.devices.slice(0, 4), false), encrypted: await provision(store, store.devices.slice(4), true) };
+    const setReadOnly = async (list: number[], isReadOnly: boolean) => {
+      for (const id of list) {
+        const r = await api(`${store.url}/$/volumes/${id}`, 'PUT', { isReadOnly });
+        if (r.status !== 200) throw new Error(`volume ${id} isReadOnly ${isReadOnly}: HTTP ${r.status}`);
+      }
+    };
+    const results: Record<Kind, Results> = { plain: {}, encrypted: {} };
+    const tag = Date.now().toString(36);
+    for (let r = 0; r < rounds; r++) {
+      for (const kind of r % 2 === 0 ? KINDS : [...KINDS].reverse()) {
+        await setReadOnly(ids[kind === 'plain' ? 'encrypted' : 'plain'], true);
+        await setReadOnly(ids[kind], false);
+        log(`round ${r + 1}/${rounds}: ${kind} volumes, PUT and GET`);
+        const got = await runEndpoint(ep, corpus, sizes, 1, `${kind}${tag}r${r}`, []);
+        for (const [key, samples] of Object.entries(got)) (results[kind][key] ??= []).push(...samples);
+      }
     }
-    await provision(store, store.devices.slice(4), true);
-    log('encrypted volumes: PUT and GET');
-    const encrypted = summarizeAll(await runEndpoint(ep, corpus, sizes, rounds, `enc${Date.now().toString(36)}`, []));
-    report(plain, encrypted, seal, json);
+    report(summarizeAll(results.plain), summarizeAll(results.encrypted), seal, json);
   } finally {
     await cleanup.run();
   }
@@ -120,11 +138,13 @@ function report(plain: Summaries, encrypted: Summaries, seal: number, json: Reco
     const e = encrypted[s.key];
     const r = ratio(e, p);
     const gated = s.kind === 'big';
-    rows.push([s.label, s.unit, p ? fmt(p.value) : '-', e ? fmt(e.value) : '-', r === null ? '-' : `${r.toFixed(2)}×`, gated ? (r !== null && r >= TARGET ? 'met' : 'MISSED') : '(not gated)']);
-    out[s.key] = { plain: round(p), encrypted: round(e), ratio: r === null ? null : Number(r.toFixed(3)) };
+    // Round by round (the passes of one round ran back to back): how much the ratio moves.
+    const perRound = p && e ? p.rounds.map((v, i) => (v > 0 && e.rounds[i] !== undefined ? Number((e.rounds[i]! / v).toFixed(2)) : null)) : [];
+    rows.push([s.label, s.unit, p ? fmt(p.value) : '-', e ? fmt(e.value) : '-', r === null ? '-' : `${r.toFixed(2)}×`, perRound.join(' '), gated ? (r !== null && r >= TARGET ? 'met' : 'MISSED') : '(not gated)']);
+    out[s.key] = { plain: round(p), encrypted: round(e), ratio: r === null ? null : Number(r.toFixed(3)), round_ratios: perRound };
   }
   process.stdout.write(`\nEncrypted vs plain volumes (medians; AES-256-GCM seal bound on one core: ${seal.toFixed(0)} MiB/s)\n`);
-  process.stdout.write(renderTable(['scenario', 'unit', 'plain', 'encrypted', 'enc/plain', `target ≥ ${TARGET}×`], rows) + '\n');
+  process.stdout.write(renderTable(['scenario', 'unit', 'plain', 'encrypted', 'enc/plain', 'by round', `target ≥ ${TARGET}×`], rows) + '\n');
   json.scenarios = out;
 }
 

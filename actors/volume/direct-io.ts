@@ -54,30 +54,55 @@ export class AlignedSlots {
   }
 }
 
-/** Read slots: a piece plus the alignment slack at both ends. Taken only while a read runs. */
-const readSlots = new AlignedSlots(DIRECT_PIECE + 2 * DIRECT_ALIGN, 8);
-const acquire = () => readSlots.acquire();
-const release = (slot: Uint8Array) => readSlots.release(slot);
+/**
+ * Read slots by piece size: a piece plus the alignment slack at both ends. Taken only while a
+ * read runs (and, read ahead, until the sink has taken it).
+ */
+const readSlots = new Map<number, AlignedSlots>();
+const slotsFor = (piece: number): AlignedSlots => {
+  let slots = readSlots.get(piece);
+  if (!slots) readSlots.set(piece, (slots = new AlignedSlots(piece + 2 * DIRECT_ALIGN, 8)));
+  return slots;
+};
 
 /** How a read runs: through the disk's queue, with its timeout. `late` runs when an operation ends after its timeout. */
 export type RunIo = <T>(what: string, op: () => Promise<T>, late?: (result: T | undefined) => void) => Promise<T>;
+
+/** How readSpan cuts a span: pieces of `piece` bytes (at most DIRECT_PIECE), `ahead` of them read ahead. */
+export interface SpanReading {
+  piece?: number;
+  /**
+   * Reads of the next pieces started before the sink takes the current one (0: one read at a
+   * time). For a sink that costs as much as the read (a sealed slice's chunks are deciphered in
+   * it), the disk then reads while the thread deciphers.
+   */
+  ahead?: number;
+}
 
 /**
  * Read bytes [position, position + length) of `fh` and hand them to `sink` in order, in pieces
  * of at most DIRECT_PIECE bytes (views valid only during the call). Returns the number of bytes
  * delivered: less than `length` when the file ends first.
  */
-export async function readSpan(fh: FileHandle, position: number, length: number, run: RunIo, sink: (bytes: Uint8Array) => void): Promise<number> {
-  let delivered = 0;
-  while (delivered < length) {
-    const from = position + delivered;
-    const want = Math.min(DIRECT_PIECE, length - delivered);
+export async function readSpan(fh: FileHandle, position: number, length: number, run: RunIo, sink: (bytes: Uint8Array) => void, how: SpanReading = {}): Promise<number> {
+  const piece = how.piece ?? DIRECT_PIECE;
+  const ahead = how.ahead ?? 0;
+  if (!Number.isSafeInteger(piece) || piece < DIRECT_ALIGN || piece > DIRECT_PIECE || piece % DIRECT_ALIGN !== 0) throw new RangeError(`readSpan: piece must be a multiple of ${DIRECT_ALIGN} up to ${DIRECT_PIECE} bytes, got ${piece}`);
+  const slots = slotsFor(piece);
+  const acquire = () => slots.acquire();
+  const release = (slot: Uint8Array) => slots.release(slot);
+  const pieces: Array<{ from: number; want: number }> = [];
+  for (let off = 0; off < length; off += piece) pieces.push({ from: position + off, want: Math.min(piece, length - off) });
+  const reads: Array<Promise<{ bytesRead: number; slot: Uint8Array }> | null> = [];
+  let issued = 0;
+  const issue = (i: number) => {
+    const { from, want } = pieces[i]!;
     const alignedFrom = Math.floor(from / DIRECT_ALIGN) * DIRECT_ALIGN;
     const alignedLen = Math.ceil((from + want) / DIRECT_ALIGN) * DIRECT_ALIGN - alignedFrom;
     let taken: Uint8Array | null = null;
     // The slot is taken when the read starts, and given back by `late` if the read outlives its
     // timeout (the kernel may write into it until the read ends).
-    const { bytesRead, slot } = await run(
+    const p = run(
       'read',
       async () => {
         const slot = (taken = acquire());
@@ -91,15 +116,30 @@ export async function readSpan(fh: FileHandle, position: number, length: number,
       },
       () => taken && release(taken),
     );
-    const skip = from - alignedFrom;
-    const n = Math.max(0, Math.min(want, bytesRead - skip));
-    try {
-      if (n > 0) sink(slot.subarray(skip, skip + n));
-    } finally {
-      release(slot);
+    p.catch(() => undefined);
+    reads[i] = p;
+  };
+  let delivered = 0;
+  try {
+    for (let i = 0; i < pieces.length; i++) {
+      while (issued < pieces.length && issued <= i + ahead) issue(issued++);
+      const { from, want } = pieces[i]!;
+      const { bytesRead, slot } = await reads[i]!;
+      reads[i] = null;
+      const skip = from - Math.floor(from / DIRECT_ALIGN) * DIRECT_ALIGN;
+      const n = Math.max(0, Math.min(want, bytesRead - skip));
+      try {
+        if (n > 0) sink(slot.subarray(skip, skip + n));
+      } finally {
+        release(slot);
+      }
+      delivered += n;
+      if (n < want) break;
     }
-    delivered += n;
-    if (n < want) break;
+  } finally {
+    // Reads started ahead and not taken (the file ended, a read or the sink failed): their slots
+    // go back when they end.
+    for (const r of reads) if (r) void r.then(({ slot }) => release(slot), () => undefined);
   }
   return delivered;
 }

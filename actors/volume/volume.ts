@@ -7,6 +7,11 @@
  * along here: the queue reads it from the async context (ioPriority, set by the actor per message),
  * which follows every await of these methods, the per-slice chains included.
  *
+ * Beside it: slice-writer.ts (one slice being written: its chain of operations and each chunk's
+ * stored form through the O_DIRECT stage of direct-write.ts) and chunk-reader.ts (the chunks of a
+ * read, checked). This file keeps the volume's map of writers, the checks of every message, and
+ * the file-system steps (temp file, rename, directory fsync, headers, delete, purge).
+ *
  * An encrypted volume (its disk carries a key-slot file, keys.ts) seals every slice it writes: the
  * header says so (format version 2), each chunk is AES-256-GCM ciphertext followed by its tag in
  * place of the CRC (crypto-format.ts), through the same O_DIRECT staging; reads check the tag
@@ -25,12 +30,10 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { ReplyError } from '../../runtime/index.js';
 import { decodeIdentity, IDENTITY_BYTES, IDENTITY_FILE, SERVICE_DIR } from '../../protocols/objstore/identity.js';
-import { SliceSealer } from '../../protocols/objstore/crypto-format.js';
 import {
   checkSliceHeader,
   chunkCount,
   chunkLength,
-  chunkOffset,
   decodeSliceHeader,
   encodeSliceHeader,
   SLICE_HEADER_BYTES,
@@ -38,37 +41,17 @@ import {
   trailerBytes,
   type SliceHeader,
 } from '../../protocols/objstore/slice-format.js';
-import { crc32c } from '@node-rs/crc32';
-import { ChecksumMismatch, ChunkVerifier, crcCheck, sealedCheck } from './chunk-verifier.js';
+import { ChecksumMismatch } from './chunk-verifier.js';
 import { openVolumeKey, type VolumeKey } from './volume-key.js';
 import { readSpan } from './direct-io.js';
 import { DirectWriter } from './direct-write.js';
 import { IoQueue, IoTimeout } from './io-queue.js';
 import type { ReadReply, SliceRef, VolumeArgs, VolumeInfo } from './messages.js';
+import { ChunkReader } from './chunk-reader.js';
+import { SliceWriter } from './slice-writer.js';
 import { SlicePaths, sliceRefProblem, TMP_SUFFIX } from './slice-paths.js';
 
 type Counters = VolumeInfo['counters'];
-
-interface Writer {
-  objectId: string;
-  index: number;
-  header: SliceHeader;
-  chunks: number;
-  /** The chunk the next append must carry (checked on arrival, in arrival order). */
-  next: number;
-  state: 'open' | 'committing' | 'aborting';
-  fh: FileHandle | null;
-  /** Stages the bytes and writes them with O_DIRECT (direct-write.ts). */
-  out: DirectWriter | null;
-  /** This slice's operations, one after the other. Never rejects. */
-  chain: Promise<void>;
-  /** The first failure: every later operation on the slice fails with it. */
-  failure: ReplyError | null;
-  /** Seals the chunks when the volume is encrypted (null: CRC32C after each chunk). */
-  sealer: SliceSealer | null;
-  /** its last bytes are written and the file cut to length (commit then only renames). */
-  finished?: boolean;
-}
 
 const HEADER_CACHE = 4096;
 /** One read returns at most this many bytes (a single chunk may be larger). */
@@ -81,7 +64,7 @@ export class Volume {
   private readonly log: Logger;
   private readonly io: IoQueue;
   private readonly paths: SlicePaths;
-  private readonly writers = new Map<string, Writer>();
+  private readonly writers = new Map<string, SliceWriter>();
   private readonly readers = new Set<FileHandle>();
   /** Decoded headers of committed slices (immutable), most recently used last. */
   private readonly headers = new Map<string, SliceHeader>();
@@ -89,6 +72,8 @@ export class Volume {
   private readOnly: boolean;
   /** The volume key when the disk is encrypted (read from its key slots at open), else null. */
   private key: VolumeKey | null = null;
+  /** Reads chunks of slice files, verified (CRC) or opened (sealed). */
+  private readonly chunks: ChunkReader;
   private capacity = { bytesTotal: 0, bytesFree: 0 };
   private capacityProbe: Promise<void> | null = null;
   private closed = false;
@@ -100,6 +85,7 @@ export class Volume {
     this.io = new IoQueue(args.maxInflight, args.ioTimeoutMs);
     this.paths = new SlicePaths(args.mountPoint);
     this.readOnly = args.readOnly;
+    this.chunks = new ChunkReader({ volumeId: args.volumeId, run: this.run.bind(this), counters: this.counters, key: () => this.key });
   }
 
   /**
@@ -180,21 +166,6 @@ export class Volume {
 
   // ─── writing ────────────────────────────────────────────────────────────────────────────────
 
-  /** Queue `fn` behind the slice's earlier operations; the first failure poisons the slice. */
-  private step(w: Writer, op: string, fn: () => Promise<void>): Promise<void> {
-    const p = w.chain.then(async () => {
-      if (w.failure) throw w.failure;
-      try {
-        await fn();
-      } catch (err) {
-        w.failure = this.refusal(err, op, w);
-        throw w.failure;
-      }
-    });
-    w.chain = p.catch(() => undefined);
-    return p;
-  }
-
   async create(ref: SliceRef, header: SliceHeader, replace = false): Promise<null> {
     if (this.readOnly) throw new ReplyError('READ_ONLY', `volume ${this.args.volumeId} is read-only`);
     const key = this.checkRef(ref);
@@ -209,13 +180,12 @@ export class Volume {
     if (this.writers.has(key)) throw bad(`slice ${key} is being written already`);
     if (header.sealed) throw bad('a slice header from the store never says sealed: the volume seals what it writes when it is encrypted');
     if (this.key) header = { ...header, sealed: { keyGen: this.key.keyGen } };
-    const sealer = this.key ? new SliceSealer(this.key.volumeKey, header) : null;
-    const w: Writer = { objectId: ref.objectId, index: ref.index, header, chunks: chunkCount(header), next: 0, state: 'open', fh: null, out: null, chain: Promise.resolve(), failure: null, sealer };
+    const w = new SliceWriter(ref.objectId, ref.index, header, this.key, (err, op) => this.refusal(err, op, { objectId: ref.objectId, index: ref.index }));
     this.writers.set(key, w);
     const bytes = encodeSliceHeader(header);
     const temp = this.paths.temp(ref.objectId, ref.index);
     try {
-      await this.step(w, 'create', async () => {
+      await w.step('create', async () => {
         await this.ensureDir(this.paths.dir(ref.objectId));
         // O_TRUNC: a temp file left by a crash is started over. The temp file is opened while the
         // final name is looked up (one disk round trip less): refused, it is removed below.
@@ -258,18 +228,7 @@ export class Volume {
     if (data.byteLength !== len) throw bad(`slice ${key}: chunk ${chunk} must be ${len} bytes, got ${data.byteLength}`);
     if (commit && chunk !== w.chunks - 1) throw bad(`slice ${key}: commit with chunk ${chunk}, which is not its last (${w.chunks - 1})`);
     w.next++;
-    const plain = data instanceof ArrayBuffer ? new Uint8Array(data) : data;
-    const { stored, trailer } = w.sealer ? sealed(w.sealer, chunk, plain) : withCrc(plain);
-    await this.step(w, 'append', async () => {
-      const out = w.out!;
-      const at = chunkOffset(w.header.chunkSize, chunk, trailerBytes(w.header));
-      if (out.length !== at) throw new Error(`slice ${key}: chunk ${chunk} would land at ${out.length}, not at ${at}`);
-      await out.push(stored);
-      await out.push(trailer);
-      // The last chunk: the last bytes go to the disk now, while the writer waits for its other
-      // slices and its intent.
-      if (chunk === w.chunks - 1) await this.finishFile(w);
-    });
+    await w.writeChunk(chunk, data instanceof ArrayBuffer ? new Uint8Array(data) : data);
     this.counters.writes++;
     this.counters.bytesWritten += len;
     if (commit) await this.commit(ref);
@@ -284,9 +243,9 @@ export class Volume {
     if (w.next !== w.chunks) throw bad(`slice ${key}: commit after ${w.next} of its ${w.chunks} chunk(s)`);
     w.state = 'committing';
     const final = this.paths.final(ref.objectId, ref.index);
-    await this.step(w, 'commit', async () => {
+    await w.step('commit', async () => {
       const fh = w.fh!;
-      if (!w.finished) await this.finishFile(w);
+      if (!w.finished) await w.finish();
       w.fh = null;
       await this.run('close', () => fh.close());
       await this.run('rename', () => rename(this.paths.temp(ref.objectId, ref.index), final));
@@ -295,19 +254,6 @@ export class Volume {
     this.writers.delete(key);
     this.headers.delete(key);
     return { bytes: SLICE_HEADER_BYTES + w.header.sliceSize + w.chunks * trailerBytes(w.header) };
-  }
-
-  /**
-   * The last bytes to the disk and the file cut to its length. Not fsynced here: the data is on
-   * the device already (O_DIRECT), and commit's fsync of the directory after the rename makes
-   * the rest durable. That fsync forces XFS's journal up to the rename, and the journal is written
-   * in order: every earlier transaction of the file (its size, its extents) goes with it, after a
-   * cache flush of the device that covers the data written before. One journal force per slice
-   * instead of two; this holds on XFS, which is what volumes are formatted with (disks.ts).
-   */
-  private async finishFile(w: Writer): Promise<void> {
-    await w.out!.finish();
-    w.finished = true;
   }
 
   /** Drop a slice being written: nothing of it stays on the disk. Idempotent. */
@@ -411,14 +357,14 @@ export class Volume {
         if (firstChunk + count > n) throw bad(`slice ${key} has ${n} chunk(s); chunks ${firstChunk}..${firstChunk + count - 1} asked`);
         if (count > 1 && count * header.chunkSize > MAX_READ_BYTES) throw bad(`read of ${count} chunks of ${header.chunkSize} bytes is over ${MAX_READ_BYTES} bytes: read in batches`);
         try {
-          const reply = await this.readChunks(fh, header, firstChunk, count, into);
+          const reply = await this.chunks.read(fh, header, firstChunk, count, into);
           this.counters.reads++;
           this.counters.bytesRead += reply.lengths.reduce((a, b) => a + b, 0);
           return reply;
         } catch (err) {
           if (errnoOf(err) !== 'EIO') throw err;
           // Name the chunk that fails (bad sectors), for the caller's fault record.
-          const chunk = count === 1 ? firstChunk : await this.firstFailing(fh, header, firstChunk, count);
+          const chunk = count === 1 ? firstChunk : await this.chunks.firstFailing(fh, header, firstChunk, count);
           this.counters.errors++;
           this.log.warn({ op: 'read', ...ref, chunk }, 'disk I/O failed');
           throw new ReplyError('EIO', `volume ${this.args.volumeId}: read failed: ${(err as Error).message} (slice ${key}${chunk === null ? '' : `, chunk ${chunk}`})`, { errno: 'EIO', op: 'read', chunk });
@@ -427,51 +373,6 @@ export class Volume {
         this.closeReader(fh);
       }
     });
-  }
-
-  private async readChunks(fh: FileHandle, header: SliceHeader, firstChunk: number, count: number, into?: ArrayBuffer): Promise<ReadReply> {
-    const lengths: number[] = [];
-    let total = 0;
-    for (let c = firstChunk; c < firstChunk + count; c++) {
-      const len = chunkLength(header, c);
-      lengths.push(len);
-      total += len;
-    }
-    const out = into && into.byteLength >= total ? new Uint8Array(into, 0, total) : new Uint8Array(total);
-    const verifier = new ChunkVerifier(firstChunk, lengths, out, this.checkOf(header));
-    const trailer = trailerBytes(header);
-    const span = total + count * trailer;
-    const got = await readSpan(fh, chunkOffset(header.chunkSize, firstChunk, trailer), span, this.run.bind(this), (b) => verifier.push(b));
-    if (got < span || !verifier.done) {
-      this.counters.errors++;
-      throw new ReplyError('CHECKSUM', `volume ${this.args.volumeId}: slice ${header.objectId}.${header.index} is truncated at chunk ${verifier.chunk}`, { chunk: verifier.chunk, truncated: true });
-    }
-    return { data: out.buffer as ArrayBuffer, lengths };
-  }
-
-  /** How the chunks of a slice are checked: by CRC, or opened with the volume key when sealed. */
-  private checkOf(header: SliceHeader) {
-    if (!header.sealed) return crcCheck();
-    if (!this.key) {
-      this.counters.errors++;
-      throw new ReplyError('CHECKSUM', `volume ${this.args.volumeId}: slice ${header.objectId}.${header.index} is sealed, and this volume holds no key to open it (its key slots are gone)`, { chunk: -1, header: true });
-    }
-    if (this.key.keyGen !== header.sealed.keyGen) {
-      this.counters.errors++;
-      throw new ReplyError('CHECKSUM', `volume ${this.args.volumeId}: slice ${header.objectId}.${header.index} is sealed with key generation ${header.sealed.keyGen}, this volume's key is generation ${this.key.keyGen}`, { chunk: -1, header: true });
-    }
-    return sealedCheck(new SliceSealer(this.key.volumeKey, header));
-  }
-
-  private async firstFailing(fh: FileHandle, header: SliceHeader, firstChunk: number, count: number): Promise<number | null> {
-    for (let c = firstChunk; c < firstChunk + count; c++) {
-      try {
-        await this.readChunks(fh, header, c, 1);
-      } catch (err) {
-        return errnoOf(err) === 'EIO' ? c : null;
-      }
-    }
-    return null;
   }
 
   // ─── removing ───────────────────────────────────────────────────────────────────────────────
@@ -620,17 +521,4 @@ export class Volume {
     await Promise.race([work, new Promise<void>((r) => (timer = setTimeout(r, this.args.ioTimeoutMs)))]);
     clearTimeout(timer);
   }
-}
-
-/** A chunk as stored on a plain volume: its bytes, then its CRC32C. */
-function withCrc(plain: Uint8Array): { stored: Uint8Array; trailer: Uint8Array } {
-  const trailer = new Uint8Array(4);
-  new DataView(trailer.buffer).setUint32(0, crc32c(plain));
-  return { stored: plain, trailer };
-}
-
-/** A chunk as stored on an encrypted volume: its ciphertext, then its AES-GCM tag. */
-function sealed(sealer: SliceSealer, chunk: number, plain: Uint8Array): { stored: Uint8Array; trailer: Uint8Array } {
-  const { ciphertext, tag } = sealer.seal(chunk, plain);
-  return { stored: ciphertext, trailer: tag };
 }

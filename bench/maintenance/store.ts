@@ -62,11 +62,15 @@ export class BenchStore {
     return self;
   }
 
-  /** Start the store (over the existing state directory, if any) with these scheduler settings. */
-  async start(scheduler: Partial<SchedulerArgs>): Promise<void> {
+  /**
+   * Start the store (over the existing state directory, if any) with these scheduler settings.
+   * `groupThreads`: threads per shared group (the volumes' among them); 1 unless asked, the
+   * daemon's default is the number of CPUs.
+   */
+  async start(scheduler: Partial<SchedulerArgs>, groupThreads = 1): Promise<void> {
     if (this.system) throw new Error('the store is running already');
     // The daemon's pino logs go to stdout (fd 1): silent unless asked for (they would mix with the tables).
-    const system = await ActorSystem.start({ stateDir: this.stateDir, logLevel: process.env.BENCH_LOG_LEVEL ?? 'silent', groupThreads: 1, poolThreads: 2, requestTimeoutMs: 30_000 });
+    const system = await ActorSystem.start({ stateDir: this.stateDir, logLevel: process.env.BENCH_LOG_LEVEL ?? 'silent', groupThreads, poolThreads: 2, requestTimeoutMs: 30_000 });
     this.system = system;
     this.stopStep = this.cleanup.add('stop the object store', () => system.shutdown());
     const release = await startLock();

@@ -5,16 +5,17 @@
  */
 import test, { type ExecutionContext } from 'ava';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { closeSync, fsyncSync, mkdtempSync, openSync, readSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdtempSync, openSync, readSync, rmSync, truncateSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { provisionDisk } from '../../actors/volume/disks.js';
 import { volumeActorId, type VolumeArgs, type VolumeProtocol } from '../../actors/volume/messages.js';
 import { readKeySlots, writeKeySlots } from '../../actors/volume/volume-key.js';
-import { formatPassphrase, makeKeySlots } from '../../protocols/objstore/crypto-format.js';
+import { formatPassphrase, makeKeySlots, SliceSealer } from '../../protocols/objstore/crypto-format.js';
 import { CHUNK_TAG_BYTES, chunkOffset, SLICE_HEADER_BYTES, type SliceHeader } from '../../protocols/objstore/slice-format.js';
 import type { ActorRef } from '../../runtime/index.js';
 import { mountRoot, withLoopDevices } from '../helpers/loop.js';
+import { DIRECT_PIECE } from '../../actors/volume/direct-io.js';
 import { deviceHolds, marked } from './crypt-device.js';
 import { eventually, rejectsWith, startTestSystem } from '../helpers/util.js';
 
@@ -26,6 +27,8 @@ interface Disk {
   device: string;
   mountPoint: string;
   keyFile: string;
+  /** the volume key sealed in its key slots (encrypted disks) */
+  volumeKey: Uint8Array;
 }
 
 /** A provisioned loop device; encrypted (key slots on it, key file in a temp dir) when asked. */
@@ -37,12 +40,13 @@ async function disk(t: ExecutionContext, volumeId: number, encrypt: boolean): Pr
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const keyFile = join(dir, 'objstore.key');
   const kek = randomBytes(32);
+  const volumeKey = new Uint8Array(randomBytes(32));
   writeFileSync(keyFile, kek, { mode: 0o600 });
   if (encrypt) {
-    const slots = makeKeySlots({ volumeId, instanceId, keyGen: 1, volumeKey: randomBytes(32), kek, passphrase: formatPassphrase(randomBytes(20)), ivK: randomBytes(12), ivR: randomBytes(12), salt: randomBytes(16), scrypt: FAST });
+    const slots = makeKeySlots({ volumeId, instanceId, keyGen: 1, volumeKey, kek, passphrase: formatPassphrase(randomBytes(20)), ivK: randomBytes(12), ivR: randomBytes(12), salt: randomBytes(16), scrypt: FAST });
     await writeKeySlots(mountPoint, slots);
   }
-  return { device, mountPoint, keyFile };
+  return { device, mountPoint, keyFile, volumeKey };
 }
 
 async function start(t: ExecutionContext, volumeId: number, d: Disk, opts: Partial<VolumeArgs> = {}): Promise<ActorRef<VolumeProtocol>> {
@@ -188,4 +192,90 @@ test('the store cannot ask for a sealed header: the volume decides', async (t) =
   const err = await rejectsWith(t, ref.request({ type: 'create', objectId: id, index: 0, header: { ...headerFor(id, 0, 10), sealed: { keyGen: 1 } } }), 'REPLY_ERROR');
   t.like(err, { appCode: 'BAD_REQUEST' });
   t.regex(err.message, /never says sealed/);
+});
+
+test('chunks appended all at once, some from shared memory, are sealed in order as the reference sealer seals them; reads across read pieces open them and name the first bad chunk', async (t) => {
+  const d = await disk(t, 7, true);
+  const ref = await start(t, 7, d);
+  const id = newId();
+  const chunks = Math.ceil((DIRECT_PIECE + 20 * CHUNK) / CHUNK); // a full read spans two pieces, one chunk split between them
+  const data = randomBytes(chunks * CHUNK - 100);
+  await ref.request({ type: 'create', objectId: id, index: 3, header: headerFor(id, 3, data.length) });
+  // Every append sent before the first answer: each is sealed on arrival, the slice's chain writes them in order.
+  await Promise.all(
+    Array.from({ length: chunks }, (_, c) => {
+      const bytes = data.subarray(c * CHUNK, (c + 1) * CHUNK);
+      if (c % 3 === 1) {
+        const shared = new Uint8Array(new SharedArrayBuffer(bytes.length));
+        shared.set(bytes);
+        return ref.request({ type: 'append', objectId: id, index: 3, chunk: c, data: shared });
+      }
+      const buf = own(bytes);
+      return ref.request({ type: 'append', objectId: id, index: 3, chunk: c, data: buf }, { transfer: [buf] });
+    }),
+  );
+  await ref.request({ type: 'commit', objectId: id, index: 3 });
+
+  // The file, read raw, opens chunk by chunk with the synchronous reference sealer.
+  const path = await ref.request({ type: 'path', objectId: id, index: 3 });
+  const sealer = new SliceSealer(d.volumeKey, { ...headerFor(id, 3, data.length), sealed: { keyGen: 1 } });
+  const fd = openSync(path, 'r');
+  t.teardown(() => closeSync(fd));
+  for (let c = 0; c < chunks; c++) {
+    const len = Math.min(CHUNK, data.length - c * CHUNK);
+    const stored = Buffer.alloc(len + CHUNK_TAG_BYTES);
+    readSync(fd, stored, 0, stored.length, chunkOffset(CHUNK, c, CHUNK_TAG_BYTES));
+    const plain = sealer.open(c, stored.subarray(0, len), stored.subarray(len));
+    if (!Buffer.from(plain).equals(data.subarray(c * CHUNK, c * CHUNK + len))) return t.fail(`chunk ${c} on the disk is not the reference sealing of chunk ${c}`);
+  }
+  t.pass('every chunk on the disk opens with SliceSealer to its plaintext');
+
+  t.true((await read(ref, id, 3, 0, chunks)).equals(data), `one read of ${chunks} chunks (two O_DIRECT pieces) is byte-exact`);
+  // Two chunks spoiled (one of them the chunk split between the pieces): the read names the first.
+  const late = chunks - 2;
+  const early = Math.floor(DIRECT_PIECE / (CHUNK + CHUNK_TAG_BYTES)); // the chunk split between the pieces
+  poke(path, chunkOffset(CHUNK, late, CHUNK_TAG_BYTES) + 10, (b) => (b[0]! ^= 0x04));
+  poke(path, chunkOffset(CHUNK, early, CHUNK_TAG_BYTES) + CHUNK - 1, (b) => (b[0]! ^= 0x04));
+  const again = await start(t, 7, d); // no cached header, no page cache (O_DIRECT anyway)
+  t.like(await rejectsWith(t, again.request({ type: 'read', objectId: id, index: 3, firstChunk: 0, count: chunks }), 'REPLY_ERROR'), { appCode: 'CHECKSUM', details: { chunk: early } });
+  t.like(await rejectsWith(t, again.request({ type: 'read', objectId: id, index: 3, firstChunk: early + 1, count: chunks - early - 1 }), 'REPLY_ERROR'), { appCode: 'CHECKSUM', details: { chunk: late } });
+  t.true((await read(again, id, 3, 0, early)).equals(data.subarray(0, early * CHUNK)), 'the chunks before the first bad one read');
+});
+
+test('small chunks (a 4 KiB object\'s) are sealed to the same format: the reference sealer opens them, and a flipped byte is refused by chunk', async (t) => {
+  const d = await disk(t, 8, true);
+  const ref = await start(t, 8, d);
+  const id = newId();
+  const small = 4096; // like the one chunk of a 4 KiB object
+  const header: SliceHeader = { objectId: id, index: 0, k: 1, m: 2, chunkSize: small, objectSize: 5 * small - 7, sliceSize: 5 * small - 7 };
+  const data = randomBytes(header.sliceSize);
+  await ref.request({ type: 'create', objectId: id, index: 0, header });
+  for (let c = 0; c < 5; c++) {
+    const buf = own(data.subarray(c * small, (c + 1) * small));
+    await ref.request({ type: 'append', objectId: id, index: 0, chunk: c, data: buf, commit: c === 4 }, { transfer: [buf] });
+  }
+  t.true((await read(ref, id, 0, 0, 5)).equals(data), 'read back byte-exact');
+  const path = await ref.request({ type: 'path', objectId: id, index: 0 });
+  const sealer = new SliceSealer(d.volumeKey, { ...header, sealed: { keyGen: 1 } });
+  const fd = openSync(path, 'r');
+  t.teardown(() => closeSync(fd));
+  const stored = Buffer.alloc(small - 7 + CHUNK_TAG_BYTES);
+  readSync(fd, stored, 0, stored.length, chunkOffset(small, 4, CHUNK_TAG_BYTES));
+  t.true(Buffer.from(sealer.open(4, stored.subarray(0, small - 7), stored.subarray(small - 7))).equals(data.subarray(4 * small)), 'the last (short) chunk opens with SliceSealer');
+  poke(path, chunkOffset(small, 3, CHUNK_TAG_BYTES) + 100, (b) => (b[0]! ^= 0x10));
+  t.like(await rejectsWith(t, ref.request({ type: 'read', objectId: id, index: 0, firstChunk: 0, count: 5 }), 'REPLY_ERROR'), { appCode: 'CHECKSUM', details: { chunk: 3 } });
+  t.true((await read(ref, id, 0, 4, 1)).equals(data.subarray(4 * small)), 'the chunk after it reads');
+});
+
+test('a sealed slice cut short is refused as truncated at the chunk where it ends, with reads still out ahead of it', async (t) => {
+  const d = await disk(t, 9, true);
+  const ref = await start(t, 9, d);
+  const id = newId();
+  const data = randomBytes(48 * CHUNK); // 3 MiB stored: three 1 MiB pieces and a little
+  await writeSlice(ref, id, 1, data);
+  const path = await ref.request({ type: 'path', objectId: id, index: 1 });
+  truncateSync(path, chunkOffset(CHUNK, 10, CHUNK_TAG_BYTES) + 100); // inside chunk 10, in the first piece
+  const again = await start(t, 9, d);
+  t.like(await rejectsWith(t, again.request({ type: 'read', objectId: id, index: 1, firstChunk: 0, count: 48 }), 'REPLY_ERROR'), { appCode: 'CHECKSUM', details: { chunk: 10, truncated: true } });
+  t.true((await read(again, id, 1, 0, 10)).equals(data.subarray(0, 10 * CHUNK)), 'the chunks before the cut read');
 });
