@@ -38,10 +38,10 @@ function slots() {
   return makeKeySlots({ volumeId: 7, instanceId, keyGen: 1, volumeKey, kek, passphrase, ivK: randomBytes(12), ivR: randomBytes(12), salt: randomBytes(16), scrypt: FAST });
 }
 
-test('a sealed header is version 2 with the cipher and key generation, decodes to itself, and its chunks are tag-strided', (t) => {
+test('a sealed header is version 3 with the cipher and key generation, decodes to itself, and its chunks are tag-strided', (t) => {
   const b = encodeSliceHeader(header);
   const dv = new DataView(b.buffer);
-  t.is(dv.getUint16(4), 2);
+  t.is(dv.getUint16(4), 3);
   t.is(b[0x15], 1);
   t.is(dv.getUint32(0x1c), 1);
   t.deepEqual(decodeSliceHeader(b), header);
@@ -49,7 +49,8 @@ test('a sealed header is version 2 with the cipher and key generation, decodes t
   t.is(chunkOffset(1024, 2, trailerBytes(header)), 64 + 2 * (1024 + 16));
   const plain = { ...header, sealed: undefined };
   delete plain.sealed;
-  t.is(new DataView(encodeSliceHeader(plain).buffer).getUint16(4), 1);
+  t.is(new DataView(encodeSliceHeader(plain).buffer).getUint16(4), 3);
+  t.is(encodeSliceHeader(plain)[0x15], 0);
   t.is(decodeSliceHeader(encodeSliceHeader(plain)).sealed, undefined);
   t.throws(() => encodeSliceHeader({ ...header, sealed: { keyGen: 0 } }), { instanceOf: SliceFormatError, message: /sealed.keyGen must be an integer from 1/ });
 });
