@@ -69,14 +69,16 @@ export class SliceRecords {
     });
     try {
       return await Promise.race([op(), limit]);
-    } catch (err) {
-      if (err instanceof ReplyError) throw err;
-      const errno = errnoOf(err);
-      if (typeof errno === 'string') throw new ReplyError('EIO', `volume ${this.args.volumeId}: ${what} of a record sidecar failed: ${(err as Error).message}`, { errno, op: what });
-      throw err;
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** Any failure as a refusal (never a crash of the volume actor): EIO with the errno, or as it is. */
+  private refusal(err: unknown, what: string): ReplyError {
+    if (err instanceof ReplyError) return err;
+    const errno = errnoOf(err);
+    return new ReplyError('EIO', `volume ${this.args.volumeId}: ${what} of a record sidecar failed: ${(err as Error)?.message ?? String(err)}`, { errno: errno ?? null, op: what });
   }
 
   private open(): Promise<{ instanceId: string; key: VolumeKey | null }> {
@@ -92,6 +94,14 @@ export class SliceRecords {
 
   /** Write (or replace) the sidecar of slice (record.objectId, record.index), durably. */
   async write(fields: SliceRecordFields): Promise<{ bytes: number }> {
+    try {
+      return await this.writeOnce(fields);
+    } catch (err) {
+      throw this.refusal(err, 'write');
+    }
+  }
+
+  private async writeOnce(fields: SliceRecordFields): Promise<{ bytes: number }> {
     const problem = sliceRefProblem(fields?.objectId, fields?.index);
     if (problem) throw new ReplyError('BAD_REQUEST', problem);
     const { instanceId, key } = await this.open();
@@ -137,7 +147,7 @@ export class SliceRecords {
     }
     for (const [dir, stems] of byDir) {
       const names = await readdir(dir).catch(() => [] as string[]);
-      for (const name of names) if (stems.has(name.split('.')[0]!)) await this.remove({ objectId: `$${name.split('.')[0]}`, index: Number(name.split('.')[1]) });
+      for (const name of names) if (stems.has(name.split('.')[0]!)) await this.remove({ objectId: `$${name.split('.')[0]}`, index: Number(name.split('.')[1]) }).catch(() => undefined);
     }
   }
 }
