@@ -216,6 +216,7 @@ test.serial('the record database deleted: a dry run reports, the recovery rebuil
   t.regex(dry.stdout, /^DRY RUN \(nothing written\)/);
   t.regex(dry.stdout, new RegExp(`objects to recover: ${objects.size} `));
   t.false(existsSync(join(stateDir, 'hostd.lmdb')), 'a dry run writes nothing');
+  t.log(`$ hostd recover --from-disks --dry-run\n${dry.stderr}${dry.stdout}`);
 
   const r = await recover(['--from-disks', '--state-dir', stateDir, '--devices', devices.join(','), '--json']);
   t.is(r.code, 0, r.stderr);
@@ -263,5 +264,6 @@ test.serial('with --force, a database in place is kept aside and replaced', asyn
   const kept = /the one in place before is kept as (\S+)\)/.exec(r.stdout);
   t.truthy(kept, r.stdout);
   t.true(existsSync(kept![1]!));
+  t.log(`$ hostd recover --from-disks --force\n${r.stderr}${r.stdout}`);
   t.regex(r.stdout, /not on the disks, so not recovered:\n {2}bucket policies/);
 });

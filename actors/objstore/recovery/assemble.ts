@@ -88,8 +88,8 @@ function decide(objectId: string, slices: FoundSlice[], instanceId: string): Pla
   if (!records.length) {
     const old = slices.filter((s) => s.header?.legacy);
     if (old.length) {
-      const versions = [...new Set(old.map((s) => s.header!.legacy))].sort().join('/');
-      return { objectId, reason: 'no-record-info-old-format', message: `no record info (format v${versions}): cannot restore path/mime/md5 (${slices.length} slice file(s) on volume(s) ${volumesOf(slices)}; left on the disks)` };
+      const versions = [...new Set(old.map((s) => `v${s.header!.legacy}`))].sort().join('/');
+      return { objectId, reason: 'no-record-info-old-format', message: `no record info (format ${versions}): cannot restore path/mime/md5 (${slices.length} slice file(s) on volume(s) ${volumesOf(slices)}; left on the disks)` };
     }
     const why = [...new Set(slices.map((s) => s.recordProblem ?? s.problem ?? 'no sidecar'))].join('; ');
     return { objectId, reason: 'no-record-info', message: `no readable record sidecar among its ${slices.length} slice file(s) on volume(s) ${volumesOf(slices)}: ${why}` };
