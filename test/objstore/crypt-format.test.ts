@@ -219,3 +219,15 @@ test('the key file holds exactly 32 bytes', (t) => {
   t.throws(() => decodeKeyFile(new Uint8Array(31)), { message: /must hold 32 bytes, it holds 31/ });
   t.throws(() => decodeKeyFile(new Uint8Array(0)), { message: /it holds 0/ });
 });
+
+test('a chunk sealed under an old version-2 header still opens with the header decoded from its file', (t) => {
+  const v2: SliceHeader = { ...header, legacy: 2 };
+  const plain = new Uint8Array(randomBytes(1000));
+  const { ciphertext, tag } = new SliceSealer(volumeKey, v2).seal(3, plain);
+  const decoded = decodeSliceHeader(encodeSliceHeader(v2));
+  t.is(decoded.legacy, 2);
+  t.deepEqual(new Uint8Array(new SliceSealer(volumeKey, decoded).open(3, ciphertext, tag)), plain);
+  const asV3 = { ...decoded };
+  delete asV3.legacy;
+  t.throws(() => new SliceSealer(volumeKey, asV3).open(3, ciphertext, tag), { message: /tag does not verify/ }, 'the version is part of the AAD: keeping it is what makes old slices read');
+});
