@@ -8,23 +8,32 @@
  *
  * Written once the record is known (the PUT's commit, a relocation's), with the volume's identity
  * (its installation id) and, on an encrypted volume, sealed with a key derived from the volume key
- * (opened the way the volume opens it: volume-key.ts). A write is the file, then its fsync: on XFS
- * that forces the journal up to it, the directory entry's creation included (the same reasoning as
- * a slice's commit in volume.ts). A torn sidecar is refused by its CRC; every sidecar of an object
- * carries the whole record, so recovery needs one good one per object.
+ * (opened the way the volume opens it: volume-key.ts).
+ *
+ * Durability, and why no fsync: the bytes are written with O_DIRECT (direct-write.ts), so they are
+ * on the device when the write returns; the file's creation and length are XFS journal
+ * transactions, made durable by the volume's next journal force (the next slice commit's fsync on
+ * this volume, or XFS's own periodic log sync, 30 s by default), which also flushes the device's
+ * cache. An fsync here would double the journal forces of a small PUT (k + m more) for a copy of
+ * the record whose primary is durable in LMDB before the 201; the cost is a window of seconds in
+ * which a power cut AND the loss of the record database together would lose the newest objects'
+ * sidecars. A torn sidecar is refused by its CRC; every sidecar of an object carries the whole
+ * record, so recovery needs one good one per object.
  *
  * Removed with their slice (the actor's delete and purge): a sidecar left without its slice is
  * ignored by recovery, which starts from the slice files.
  */
 import { randomBytes } from 'node:crypto';
+import { constants as fsc } from 'node:fs';
 import { mkdir, open, readdir, readFile, unlink } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { Logger } from 'pino';
 import { ReplyError } from '../../runtime/index.js';
 import { decodeIdentity, IDENTITY_FILE, SERVICE_DIR } from '../../protocols/objstore/identity.js';
 import { encodeSliceRecord, SliceRecordError, type SliceRecord } from '../../protocols/objstore/slice-record.js';
 import type { SliceRef, VolumeArgs } from './messages.js';
-import { sliceRefProblem } from './slice-paths.js';
+import { SlicePaths, sliceRefProblem } from './slice-paths.js';
+import { DirectWriter } from './direct-write.js';
 import { openVolumeKey, type VolumeKey } from './volume-key.js';
 
 export const RECORDS_DIR = 'records';
@@ -32,17 +41,19 @@ export const RECORDS_DIR = 'records';
 /** What the store sends: the record; the volume adds its installation id and the time. */
 export type SliceRecordFields = Omit<SliceRecord, 'instanceId' | 'writtenAt'>;
 
-/** Where the sidecars of a volume mounted at `mountPoint` live. */
+/** Where the sidecars of a volume mounted at `mountPoint` live: the slices' names, under records/. */
 export class RecordPaths {
   readonly root: string;
+  private readonly slices: SlicePaths;
   constructor(mountPoint: string) {
     this.root = join(mountPoint, SERVICE_DIR, RECORDS_DIR);
+    this.slices = new SlicePaths(mountPoint);
   }
   dir(objectId: string): string {
-    return join(this.root, objectId.slice(-2).toLowerCase());
+    return join(this.root, basename(this.slices.dir(objectId)));
   }
   file(objectId: string, index: number): string {
-    return join(this.dir(objectId), `${objectId.slice(1).toLowerCase()}.${index}`);
+    return join(this.dir(objectId), this.slices.name(objectId, index));
   }
 }
 
@@ -118,11 +129,16 @@ export class SliceRecords {
       await this.run('mkdir', () => mkdir(dir, { recursive: true }));
       this.dirs.add(dir);
     }
-    const fh = await this.run('open', () => open(this.paths.file(fields.objectId, fields.index), 'w', 0o600));
+    // O_DIRECT, as slices are written (direct-write.ts): the bytes are on the device when the
+    // write returns, and no fsync is paid here (see the header comment).
+    const flags = fsc.O_WRONLY | fsc.O_CREAT | fsc.O_TRUNC | fsc.O_DIRECT;
+    const fh = await this.run('open', () => open(this.paths.file(fields.objectId, fields.index), flags, 0o600));
+    const out = new DirectWriter(fh, (what, op) => this.run(what, op));
     try {
-      await this.run('write', () => fh.writeFile(bytes));
-      await this.run('fsync', () => fh.sync());
+      await out.push(bytes);
+      await out.finish();
     } finally {
+      out.dispose();
       void fh.close().catch(() => undefined);
     }
     return { bytes: bytes.byteLength };

@@ -167,6 +167,7 @@ test.serial('refused while a store has the record database open, naming the proc
   t.is(r.code, 1, r.stderr);
   t.regex(r.stderr, /hostd recover: the daemon is running: pid \d+ \(.*store-child.*\) has .*hostd\.lmdb.* open\. Stop it first/);
   t.true(existsSync(join(stateDir, 'hostd.lmdb')), 'nothing was touched');
+  t.log(`$ hostd recover --from-disks --state-dir ${stateDir} --force\n${r.stderr}`);
 });
 
 test.serial('refused while a record database is in place without --force; bad options refused', async (t) => {
@@ -174,6 +175,7 @@ test.serial('refused while a record database is in place without --force; bad op
   const r = await recover(['--from-disks', '--state-dir', stateDir]);
   t.is(r.code, 1);
   t.regex(r.stderr, /a record database exists at .*hostd\.lmdb: recover --from-disks replaces it.*pass --force/);
+  t.log(`$ hostd recover --from-disks --state-dir ${stateDir}\n${r.stderr}`);
   const noSource = await hostd(['recover', '--state-dir', stateDir]);
   t.is(noSource.code, 2);
   t.regex(noSource.stderr, /say where to recover from: --from-disks/);
@@ -203,6 +205,7 @@ test.serial('no volume on the devices given: refused, nothing written', async (t
   t.is(r.code, 1, r.stderr);
   t.regex(r.stderr, /no volume of installation 0b7e2c1a-1234-4abc-8def-0123456789ab was found on the devices \/dev\/loop\d+: nothing to recover from/);
   t.false(existsSync(join(empty, 'hostd.lmdb')));
+  t.log(`$ hostd recover --from-disks --state-dir ${empty} --devices ${blank}\n${r.stderr}`);
   t.truthy(stateDir);
 });
 
