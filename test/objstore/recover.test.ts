@@ -12,7 +12,7 @@
 import test from 'ava';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { crc32c } from '@node-rs/crc32';
@@ -105,6 +105,12 @@ async function provision(url: string, device: string, encrypt = false): Promise<
   } finally {
     release();
   }
+}
+
+/** Files below `dir` (none when it does not exist). */
+function filesUnder(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? filesUnder(join(dir, e.name)) : [join(dir, e.name)]));
 }
 
 const md5 = (b: Uint8Array) => createHash('md5').update(b).digest('hex');
@@ -254,16 +260,29 @@ test.serial('the record database deleted: a dry run reports, the recovery rebuil
   }
   const vols = await api<{ volumes: Array<{ id: number; isMissing: boolean; isEncrypted: boolean }> }>(`${store.url}/$/volumes`);
   t.deepEqual(vols.body.volumes.map((v) => [v.id, v.isMissing, v.isEncrypted]), [[1, false, true], [2, false, false], [3, false, false], [4, false, false], [5, false, false]]);
-  // The store writes again after a recovery (the next volume id follows the ones found).
+  // Sidecars go with their slices: none left on the drained volume, none after a DELETE.
+  const mounts = new Map((await api<{ volumes: Array<{ id: number; mountPoint: string }> }>(`${store.url}/$/volumes`)).body.volumes.map((v) => [v.id, v.mountPoint]));
+  t.deepEqual(filesUnder(join(mounts.get(2)!, 'objstore/records')), [], 'the drained volume kept no sidecar of the slices moved off it');
+  // The store writes again after a recovery (volume 2 too: an operator's drain flag is not on the disks).
   const put = await fetch(`${store.url}/rec/after`, { method: 'PUT', body: 'after' });
   t.is(put.status, 201);
+  const gone = objects.get('/rec/small.json')!.id.slice(1);
+  const sidecarsOf = () => [...mounts.values()].flatMap((m) => filesUnder(join(m, 'objstore/records'))).filter((f) => f.includes(gone));
+  t.true(sidecarsOf().length >= 2, 'the object has a sidecar beside each slice');
+  t.is((await fetch(`${store.url}/rec/small.json`, { method: 'DELETE' })).status, 204);
+  t.deepEqual(sidecarsOf(), [], 'DELETE removed its sidecars with its slices');
+  objects.delete('/rec/small.json');
+  // One sidecar as it is on a plain volume (docs/object-store.md shows it).
+  const plain = filesUnder(join(mounts.get(3)!, 'objstore/records'))[0]!;
+  const bytes = readFileSync(plain);
+  t.log(`${plain}: ${bytes.subarray(0x1c, bytes.byteLength - 4).toString('utf8')}`);
 });
 
 test.serial('with --force, a database in place is kept aside and replaced', async (t) => {
   const { stateDir, devices, objects } = ctx();
   const r = await recover(['--from-disks', '--state-dir', stateDir, '--devices', devices.join(','), '--force']);
   t.is(r.code, 0, r.stderr);
-  t.regex(r.stdout, new RegExp(`objects recovered: ${objects.size + 1} `), 'the object PUT after the first recovery is there too');
+  t.regex(r.stdout, new RegExp(`objects recovered: ${objects.size + 1} `), 'the object PUT after the first recovery is there too (and the one deleted is not)');
   const kept = /the one in place before is kept as (\S+)\)/.exec(r.stdout);
   t.truthy(kept, r.stdout);
   t.true(existsSync(kept![1]!));
