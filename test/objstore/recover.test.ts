@@ -12,7 +12,7 @@
 import test from 'ava';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { crc32c } from '@node-rs/crc32';
@@ -226,6 +226,16 @@ test.serial('the record database deleted: a dry run reports, the recovery rebuil
   t.regex(dry.stdout, new RegExp(`objects to recover: ${objects.size} `));
   t.false(existsSync(join(stateDir, 'hostd.lmdb')), 'a dry run writes nothing');
   t.log(`$ hostd recover --from-disks --dry-run\n${dry.stderr}${dry.stdout}`);
+
+  // Without the key file the encrypted volume's sealed sidecars do not open: said, and its objects
+  // still come back from the sidecars on the other volumes.
+  renameSync(join(stateDir, 'objstore.key'), join(stateDir, 'objstore.key.aside'));
+  const nokey = await recover(['--from-disks', '--state-dir', stateDir, '--devices', devices.join(','), '--dry-run', '--json']);
+  renameSync(join(stateDir, 'objstore.key.aside'), join(stateDir, 'objstore.key'));
+  t.is(nokey.code, 0, nokey.stderr);
+  const nk = JSON.parse(nokey.stdout) as RecoveryReport;
+  t.regex(nk.volumes[0]!.keyProblem ?? '', /the key file .*objstore\.key is missing: the sealed record sidecars of this encrypted volume cannot be opened/);
+  t.is(nk.recovered, objects.size);
 
   const r = await recover(['--from-disks', '--state-dir', stateDir, '--devices', devices.join(','), '--json']);
   t.is(r.code, 0, r.stderr);
