@@ -11,6 +11,7 @@ import { OBJSTORE_ID, type ObjstoreArgs } from './messages.js';
 import { stripeCoderId } from '../stripe-coder/messages.js';
 import { availableParallelism } from 'node:os';
 import { MOUNT_ID, MOUNT_PATH, type MountArgs } from '../objstore-mount/messages.js';
+import { objstoreCommand } from './commands.js';
 
 export const objstoreSettings = {
   ioTimeoutMs: int({ env: 'OBJSTORE_IO_TIMEOUT_MS', flag: 'objstore-io-timeout-ms', description: 'A disk operation slower than this fails (the disk counts as not answering)', min: 100, max: 600_000, default: 10_000 }),
@@ -157,4 +158,5 @@ export const service = defineService({
   name: 'objstore',
   settings: objstoreSettings,
   supervisor: ({ settings, values }) => objstoreSupervisor(objstoreArgs(settings.stateDir, values), schedulerArgs(settings.stateDir, values), mountArgs(values)),
+  command: objstoreCommand,
 });

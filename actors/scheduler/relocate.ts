@@ -20,7 +20,7 @@ import { createHash, type Hash } from 'node:crypto';
 import type { ObjectRecord } from '../../protocols/objstore/headers.js';
 import { volumeOf } from '../../protocols/objstore/layout.js';
 import { dataChunkLength, geometry, parityChunkLength, sliceHeaderFor, sliceSize, type Geometry } from '../../protocols/objstore/stripes.js';
-import { errorCode, readSliceChunks, type MoveRecord, type SliceContext } from '../objstore/store/index.js';
+import { errorCode, readSliceChunks, writeSliceRecords, type MoveRecord, type SliceContext } from '../objstore/store/index.js';
 import { relocationFailuresTotal, relocationsTotal } from './metrics.js';
 
 const STRIPES_PER_BATCH = 8;
@@ -183,6 +183,8 @@ async function relocateOnce(deps: RelocateDeps, rec: ObjectRecord, targets: Targ
       }
       if (back.digest('hex') !== written.get(t.index)!.digest('hex')) throw new RebuildError('verify-failed', `slice ${t.index} read back from volume ${t.to} differs from what was written`);
     }
+    // The new slices' record sidecars, with the layout after the move (recovery from the disks).
+    await writeSliceRecords(store, targets.reduce((r, t) => withVolume(r, t.index, t.to), rec), deps.by, targets.map((t) => t.index));
   } catch (err) {
     await abortAll();
     await forget(true);

@@ -19,6 +19,7 @@
 import { defineActor, ReplyError, withTransfer } from '../../runtime/index.js';
 import { ioPriority } from './io-queue.js';
 import type { Priority, VolumeArgs, VolumeProtocol } from './messages.js';
+import { recordsOf } from './slice-record.js';
 import { Volume } from './volume.js';
 
 /** Run `fn` in the I/O priority of message `msg`. */
@@ -55,9 +56,21 @@ export default defineActor<VolumeProtocol, null, VolumeArgs, Volume>({
         return withTransfer(r, [r.data]);
       }),
     readHeader: (msg, _ctx, volume) => at(msg, () => volume.readHeader(msg)),
-    delete: (msg, _ctx, volume) => at(msg, () => volume.delete(msg)),
+    // A slice goes with its record sidecar (slice-record.ts).
+    delete: (msg, ctx, volume) =>
+      at(msg, async () => {
+        const r = await volume.delete(msg);
+        await recordsOf(volume, ctx.log).remove(msg);
+        return r;
+      }),
     path: (msg, _ctx, volume) => at(msg, () => volume.path(msg)),
-    purge: (msg, _ctx, volume) => at(msg, () => volume.purge(msg.objectIds)),
+    purge: (msg, ctx, volume) =>
+      at(msg, async () => {
+        const r = await volume.purge(msg.objectIds);
+        await recordsOf(volume, ctx.log).purge(msg.objectIds);
+        return r;
+      }),
     setReadOnly: (msg, _ctx, volume) => at(msg, () => volume.setReadOnly(msg.readOnly)),
+    writeRecord: (msg, ctx, volume) => at(msg, () => recordsOf(volume, ctx.log).write(msg.record)),
   },
 });

@@ -30,6 +30,7 @@
  */
 import type { Protocol } from '../../runtime/index.js';
 import type { SliceHeader } from '../../protocols/objstore/slice-format.js';
+import type { SliceRecordFields } from './slice-record.js';
 
 export interface SliceRef {
   objectId: string;
@@ -71,6 +72,12 @@ export type VolumeMsg = (
    */
   | { type: 'purge'; objectIds: string[] }
   | { type: 'setReadOnly'; readOnly: boolean }
+  /**
+   * Write (or replace) the record sidecar of slice (record.objectId, record.index): the object's
+   * record, for recovery from the disks alone (slice-record.ts). A slice's sidecar is removed with
+   * it (delete, purge).
+   */
+  | { type: 'writeRecord'; record: SliceRecordFields }
 ) & { priority?: Priority };
 
 /**
@@ -130,6 +137,8 @@ export interface VolumeReplies {
   path: string;
   purge: { removed: number };
   setReadOnly: null;
+  /** bytes: the sidecar file's size */
+  writeRecord: { bytes: number };
 }
 
 /** The codes a volume refuses a request with (ReplyError codes; details in the header above). */

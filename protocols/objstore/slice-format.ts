@@ -10,9 +10,15 @@
  * (never empty, unless the slice is empty: then there are no chunks). Chunk c starts at
  * SLICE_HEADER_BYTES + c * (chunkSize + 4).
  *
- * A sealed slice (an encrypted volume's; format version 2, crypto-format.ts) has the same layout
- * with each chunk sealed by AES-256-GCM and its 16-byte tag in place of the CRC: chunk c starts at
+ * A sealed slice (an encrypted volume's, crypto-format.ts) has the same layout with each chunk
+ * sealed by AES-256-GCM and its 16-byte tag in place of the CRC: chunk c starts at
  * SLICE_HEADER_BYTES + c * (chunkSize + 16). The header stays in the clear (light verify reads it).
+ *
+ * Format versions: 1 (plain) and 2 (sealed) are the first formats; version 3, written since, is
+ * the same header (its cipher byte says plain or sealed) and promises a record sidecar beside the
+ * slice (slice-record.ts: the object's path, MIME type, MD5 and layout), so the records can be
+ * rebuilt from the disks alone. Slices of versions 1 and 2 are still read (a decoded header keeps
+ * its version in `legacy`, so it re-encodes to the same bytes: a sealed chunk's AAD is the header).
  */
 
 import { crc32c } from '@node-rs/crc32';
@@ -32,10 +38,16 @@ export interface SliceHeader {
   /** bytes of slice payload (sum of its chunk lengths, CRCs excluded) */
   sliceSize: number;
   /**
-   * Set on a sealed slice only (format version 2, written by an encrypted volume): the generation
+   * Set on a sealed slice only (cipher byte 1, written by an encrypted volume): the generation
    * of the volume key its chunks are sealed with. The store never sets it: the volume does.
    */
   sealed?: { keyGen: number };
+  /**
+   * Set when the header was read from an old-format slice (version 1 plain, version 2 sealed):
+   * such a slice has no record sidecar. Absent: the current format (version 3). The store never
+   * sets it.
+   */
+  legacy?: 1 | 2;
 }
 
 /** The header fields that describe the object's geometry (compared field by field). */
@@ -57,27 +69,31 @@ export function headerMismatch(found: SliceHeader, expected: SliceHeader): strin
 // Header layout, 64 bytes, integers big-endian:
 //
 //   0x00  4  magic 'HSLC'
-//   0x04  2  format version (u16) = 1, or 2 for a sealed slice
+//   0x04  2  format version (u16) = 3 (1 and 2: the old plain and sealed formats, read only)
 //   0x06 12  object id: the 12 bytes of the 24 hex characters after '$'
 //   0x12  1  slice index (u8)
 //   0x13  1  k, data slices (u8, >= 1)
 //   0x14  1  m, parity slices (u8); k + m <= 256 and index < k + m
-//   0x15  1  cipher (u8): 0 in version 1; 1 = AES-256-GCM in version 2
+//   0x15  1  cipher (u8): 0 = plain (CRC32C trailers); 1 = AES-256-GCM (version 1: always 0;
+//            version 2: always 1)
 //   0x16  2  reserved, zero
 //   0x18  4  chunk size (u32, >= 1)
-//   0x1C  4  key generation (u32): 0 in version 1; the volume key's generation in version 2
+//   0x1C  4  key generation (u32): 0 when plain; the volume key's generation when sealed
 //   0x20  8  object size (u64, <= 2^53 - 1)
 //   0x28  8  slice size (u64, <= 2^53 - 1): payload bytes, CRCs excluded
 //   0x30 12  reserved, zero
 //   0x3C  4  CRC32C of bytes 0x00..0x3B
 //
 // Each chunk is followed by the CRC32C of that chunk's bytes (u32 big-endian, CHUNK_CRC_BYTES),
-// or in version 2 by its GCM tag (CHUNK_TAG_BYTES).
+// or in a sealed slice by its GCM tag (CHUNK_TAG_BYTES).
 
 
 export const SLICE_MAGIC = 'HSLC';
-export const SLICE_FORMAT_VERSION = 1;
-/** The format version of a sealed slice (an encrypted volume's). */
+/** The format written now: plain or sealed by its cipher byte, with a record sidecar. */
+export const SLICE_FORMAT_VERSION = 3;
+/** The first format of a plain slice (no record sidecar): read, never written. */
+export const PLAIN_V1_VERSION = 1;
+/** The first format of a sealed slice (no record sidecar): read, never written. */
 export const SEALED_SLICE_VERSION = 2;
 /** The cipher byte of a sealed slice: AES-256-GCM. */
 export const CIPHER_AES_256_GCM = 1;
@@ -110,6 +126,15 @@ export function checkSliceHeader(h: SliceHeader): void {
   checkInt('objectSize', h.objectSize, 0, Number.MAX_SAFE_INTEGER);
   checkInt('sliceSize', h.sliceSize, 0, Number.MAX_SAFE_INTEGER);
   if (h.sealed !== undefined) checkInt('sealed.keyGen', h.sealed?.keyGen, 1, 0xffff_ffff);
+  if (h.legacy !== undefined) {
+    if (h.legacy !== PLAIN_V1_VERSION && h.legacy !== SEALED_SLICE_VERSION) throw new SliceFormatError(`slice header: legacy must be ${PLAIN_V1_VERSION} or ${SEALED_SLICE_VERSION}, got ${String(h.legacy)}`);
+    if ((h.legacy === SEALED_SLICE_VERSION) !== !!h.sealed) throw new SliceFormatError(`slice header: format version ${h.legacy} is ${h.legacy === SEALED_SLICE_VERSION ? 'sealed' : 'plain'} only`);
+  }
+}
+
+/** The format version a header is written with: its legacy version, else the current one. */
+export function headerVersion(h: Pick<SliceHeader, 'legacy'>): number {
+  return h.legacy ?? SLICE_FORMAT_VERSION;
 }
 
 export function encodeSliceHeader(h: SliceHeader): Uint8Array {
@@ -117,7 +142,7 @@ export function encodeSliceHeader(h: SliceHeader): Uint8Array {
   const buf = new Uint8Array(SLICE_HEADER_BYTES);
   const dv = new DataView(buf.buffer);
   for (let i = 0; i < 4; i++) buf[i] = SLICE_MAGIC.charCodeAt(i);
-  dv.setUint16(0x04, h.sealed ? SEALED_SLICE_VERSION : SLICE_FORMAT_VERSION);
+  dv.setUint16(0x04, headerVersion(h));
   if (h.sealed) {
     buf[0x15] = CIPHER_AES_256_GCM;
     dv.setUint32(0x1c, h.sealed.keyGen);
@@ -144,17 +169,21 @@ export function decodeSliceHeader(buf: Uint8Array): SliceHeader {
   const actual = crc32c(buf.subarray(0, HEADER_CRC_AT));
   if (stored !== actual) throw new SliceFormatError(`slice header: CRC32C mismatch (stored ${hex32(stored)}, computed ${hex32(actual)}): the header is corrupt`);
   const version = dv.getUint16(0x04);
-  if (version !== SLICE_FORMAT_VERSION && version !== SEALED_SLICE_VERSION) {
-    throw new SliceFormatError(`slice header: format version ${version} is not supported (this build reads versions ${SLICE_FORMAT_VERSION} and ${SEALED_SLICE_VERSION})`);
+  if (version !== SLICE_FORMAT_VERSION && version !== PLAIN_V1_VERSION && version !== SEALED_SLICE_VERSION) {
+    throw new SliceFormatError(`slice header: format version ${version} is not supported (this build reads versions ${PLAIN_V1_VERSION} to ${SLICE_FORMAT_VERSION})`);
   }
-  if (version === SEALED_SLICE_VERSION && buf[0x15] !== CIPHER_AES_256_GCM) throw new SliceFormatError(`slice header: cipher ${buf[0x15]} is not supported (this build knows ${CIPHER_AES_256_GCM}, AES-256-GCM)`);
+  const cipher = buf[0x15]!;
+  if (version === SEALED_SLICE_VERSION && cipher !== CIPHER_AES_256_GCM) throw new SliceFormatError(`slice header: cipher ${cipher} is not supported (this build knows ${CIPHER_AES_256_GCM}, AES-256-GCM)`);
+  if (version === SLICE_FORMAT_VERSION && cipher !== 0 && cipher !== CIPHER_AES_256_GCM) throw new SliceFormatError(`slice header: cipher ${cipher} is not supported (this build knows 0, plain, and ${CIPHER_AES_256_GCM}, AES-256-GCM)`);
+  const sealed = version === SEALED_SLICE_VERSION || (version === SLICE_FORMAT_VERSION && cipher === CIPHER_AES_256_GCM);
   let id = '$';
   for (let i = 0; i < 12; i++) id += buf[0x06 + i]!.toString(16).padStart(2, '0');
   const objectSize = dv.getBigUint64(0x20);
   const sliceSize = dv.getBigUint64(0x28);
   if (objectSize > BigInt(Number.MAX_SAFE_INTEGER) || sliceSize > BigInt(Number.MAX_SAFE_INTEGER)) throw new SliceFormatError('slice header: a size is beyond 2^53 - 1');
   const h: SliceHeader = { objectId: id, index: buf[0x12]!, k: buf[0x13]!, m: buf[0x14]!, chunkSize: dv.getUint32(0x18), objectSize: Number(objectSize), sliceSize: Number(sliceSize) };
-  if (version === SEALED_SLICE_VERSION) h.sealed = { keyGen: dv.getUint32(0x1c) };
+  if (sealed) h.sealed = { keyGen: dv.getUint32(0x1c) };
+  if (version !== SLICE_FORMAT_VERSION) h.legacy = version as 1 | 2;
   checkSliceHeader(h);
   return h;
 }

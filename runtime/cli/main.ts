@@ -24,6 +24,7 @@ Usage:
   hostd daemon [options]        run the daemon (object store, media bridge, gateway, deployer)
   hostd inspect [id] [options]  list or show the actors' durable checkpoints
   hostd deployer token create   issue an admin token of the deployment service
+  hostd recover --from-disks    rebuild the object store's records from its disks (daemon stopped)
   hostd help [command]          show help for a command
   hostd --version               print the version
 
@@ -154,6 +155,8 @@ export async function main(argv: string[], catalogue: ServiceCatalogue): Promise
         await inspect({ stateDir, id: positionals[0], json: values.json ?? false }, out);
         return 0;
       }
+      case 'recover': // the object store's command (actors/objstore/commands.ts)
+        return await ((await loadDefinitions(catalogue)).find((d) => d.name === 'objstore')?.command?.run(['recover', ...rest], out) ?? fail('this build has no object store, so no recover command'));
       default: {
         // a service's own command: hostd <service> …
         const def = (SERVICE_NAMES as readonly string[]).includes(command) ? (await loadDefinitions(catalogue)).find((d) => d.name === command) : undefined;

@@ -38,10 +38,10 @@ function slots() {
   return makeKeySlots({ volumeId: 7, instanceId, keyGen: 1, volumeKey, kek, passphrase, ivK: randomBytes(12), ivR: randomBytes(12), salt: randomBytes(16), scrypt: FAST });
 }
 
-test('a sealed header is version 2 with the cipher and key generation, decodes to itself, and its chunks are tag-strided', (t) => {
+test('a sealed header is version 3 with the cipher and key generation, decodes to itself, and its chunks are tag-strided', (t) => {
   const b = encodeSliceHeader(header);
   const dv = new DataView(b.buffer);
-  t.is(dv.getUint16(4), 2);
+  t.is(dv.getUint16(4), 3);
   t.is(b[0x15], 1);
   t.is(dv.getUint32(0x1c), 1);
   t.deepEqual(decodeSliceHeader(b), header);
@@ -49,7 +49,8 @@ test('a sealed header is version 2 with the cipher and key generation, decodes t
   t.is(chunkOffset(1024, 2, trailerBytes(header)), 64 + 2 * (1024 + 16));
   const plain = { ...header, sealed: undefined };
   delete plain.sealed;
-  t.is(new DataView(encodeSliceHeader(plain).buffer).getUint16(4), 1);
+  t.is(new DataView(encodeSliceHeader(plain).buffer).getUint16(4), 3);
+  t.is(encodeSliceHeader(plain)[0x15], 0);
   t.is(decodeSliceHeader(encodeSliceHeader(plain)).sealed, undefined);
   t.throws(() => encodeSliceHeader({ ...header, sealed: { keyGen: 0 } }), { instanceOf: SliceFormatError, message: /sealed.keyGen must be an integer from 1/ });
 });
@@ -217,4 +218,16 @@ test('the key file holds exactly 32 bytes', (t) => {
   t.is(decodeKeyFile(new Uint8Array(32)).byteLength, 32);
   t.throws(() => decodeKeyFile(new Uint8Array(31)), { message: /must hold 32 bytes, it holds 31/ });
   t.throws(() => decodeKeyFile(new Uint8Array(0)), { message: /it holds 0/ });
+});
+
+test('a chunk sealed under an old version-2 header still opens with the header decoded from its file', (t) => {
+  const v2: SliceHeader = { ...header, legacy: 2 };
+  const plain = new Uint8Array(randomBytes(1000));
+  const { ciphertext, tag } = new SliceSealer(volumeKey, v2).seal(3, plain);
+  const decoded = decodeSliceHeader(encodeSliceHeader(v2));
+  t.is(decoded.legacy, 2);
+  t.deepEqual(new Uint8Array(new SliceSealer(volumeKey, decoded).open(3, ciphertext, tag)), plain);
+  const asV3 = { ...decoded };
+  delete asV3.legacy;
+  t.throws(() => new SliceSealer(volumeKey, asV3).open(3, ciphertext, tag), { message: /tag does not verify/ }, 'the version is part of the AAD: keeping it is what makes old slices read');
 });

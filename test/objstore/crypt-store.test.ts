@@ -54,12 +54,15 @@ async function provision(url: string, device: string, extra: Record<string, unkn
 
 const volume = async (url: string, id: number) => (await api<{ volume: VolumeView }>(`${url}/$/volumes/${id}`)).body.volume;
 
-/** Slice files under a mount point, with the format version of each header. */
-function sliceVersions(mountPoint: string): number[] {
+/** Slice files under a mount point, with the format version and cipher of each header ('v3/sealed'). */
+function sliceVersions(mountPoint: string): string[] {
   const root = join(mountPoint, 'objstore', 'slices');
-  const out: number[] = [];
+  const out: string[] = [];
   for (const sub of existsSync(root) ? readdirSync(root) : []) {
-    for (const f of readdirSync(join(root, sub))) out.push(readFileSync(join(root, sub, f)).readUInt16BE(4));
+    for (const f of readdirSync(join(root, sub))) {
+      const b = readFileSync(join(root, sub, f));
+      out.push(`v${b.readUInt16BE(4)}/${b[0x15] === 1 ? 'sealed' : 'plain'}`);
+    }
   }
   return out;
 }
@@ -103,8 +106,8 @@ test.serial('a mixed fleet: GET is byte-exact, and the raw devices of the encryp
   t.true((await deviceHolds(v3!.device!, marker)) || (await deviceHolds(v4!.device!, marker)), 'a plain volume holds the marker (the search works)');
   t.false(await deviceHolds(v1!.device!, marker), 'encrypted volume 1 holds none of it');
   t.false(await deviceHolds(v2!.device!, marker), 'encrypted volume 2 holds none of it');
-  t.true(sliceVersions(v1!.mountPoint!).every((v) => v === 2) && sliceVersions(v1!.mountPoint!).length > 0, 'its slice files are sealed (version 2)');
-  t.true(sliceVersions(v3!.mountPoint!).every((v) => v === 1), 'a plain volume\'s are not');
+  t.true(sliceVersions(v1!.mountPoint!).every((v) => v === 'v3/sealed') && sliceVersions(v1!.mountPoint!).length > 0, 'its slice files are sealed (version 3, cipher 1)');
+  t.true(sliceVersions(v3!.mountPoint!).every((v) => v === 'v3/plain'), 'a plain volume\'s are not');
   const enc = await api<{ keyFile: { present: boolean; keyId: string }; recoveryPassphrase: { revealedAt: string | null }; volumes: Array<{ id: number }>; encryptNewVolumes: boolean }>(`${store.url}/$/encryption`);
   t.like(enc.body, { encryptNewVolumes: false, keyFile: { present: true }, recoveryPassphrase: { revealedAt: null } });
   t.deepEqual(enc.body.volumes.map((v) => v.id), [1, 2]);
@@ -142,7 +145,7 @@ test.serial('a flipped byte in a sealed chunk is refused by its tag, the object 
   const info = await api<{ object: { id: string }; slices: Array<{ index: number; volumeId: number; path: string }> }>(`${store.url}/$/fileinfo${path}`);
   const slice = info.body.slices.find((s) => s.volumeId === 1)!;
   const original = readFileSync(slice.path);
-  t.is(original.readUInt16BE(4), 2, 'a sealed slice');
+  t.deepEqual([original.readUInt16BE(4), original[0x15]], [3, 1], 'a sealed slice (format version 3, cipher 1)');
   // Flip a byte of chunk 0's ciphertext (right after the 64-byte header).
   const damaged = Buffer.from(original);
   damaged[64 + 100] = damaged[64 + 100]! ^ 0x5a;
@@ -193,7 +196,7 @@ test.serial('drain → encrypt → rebalance on a live fleet: objects intact thr
   const recs = await records(store.url, bodies.keys());
   t.true(recs.some((r) => [...r.dataVolumes, ...r.parityVolumes].includes(3)), 'the rebalance landed slices on volume 3 again');
   const versions = sliceVersions(v3.mountPoint!);
-  t.true(versions.length > 0 && versions.every((v) => v === 2), `volume 3's new slices are sealed (${versions.join(',')})`);
+  t.true(versions.length > 0 && versions.every((v) => v === 'v3/sealed'), `volume 3's new slices are sealed (${versions.join(',')})`);
   t.false(await deviceHolds(v3.device!, marker), `and its raw device holds none of the objects' bytes (old plaintext: ${enc.body.volume.encryptProgress!.wipe})`);
 });
 

@@ -9,6 +9,7 @@ import {
   decodeSliceHeader,
   encodeSliceHeader,
   headerMismatch,
+  headerVersion,
   SLICE_HEADER_BYTES,
   sliceFileSize,
   SliceFormatError,
@@ -22,7 +23,7 @@ test('a header encodes to 64 bytes at the documented offsets and decodes to itse
   t.is(b.byteLength, SLICE_HEADER_BYTES);
   const dv = new DataView(b.buffer, b.byteOffset);
   t.is(Buffer.from(b.subarray(0, 4)).toString('latin1'), 'HSLC');
-  t.is(dv.getUint16(0x04), 1);
+  t.is(dv.getUint16(0x04), 3);
   t.is(Buffer.from(b.subarray(0x06, 0x12)).toString('hex'), '0123456789abcdef01234567');
   t.is(b[0x12], 5);
   t.is(b[0x13], 4);
@@ -68,7 +69,7 @@ test('bad magic, unknown version, short buffer and impossible fields are refused
     dv.setUint32(0x3c, crc32c(u.subarray(0, 0x3c)));
     return u;
   };
-  t.throws(() => decodeSliceHeader(reseal((dv) => dv.setUint16(4, 3))), { message: /format version 3 is not supported/ });
+  t.throws(() => decodeSliceHeader(reseal((dv) => dv.setUint16(4, 4))), { message: /format version 4 is not supported/ });
   t.throws(() => decodeSliceHeader(reseal((_dv, u) => (u[0x12] = 6))), { message: /index must be an integer from 0 to 5/ });
   t.throws(() => decodeSliceHeader(reseal((_dv, u) => (u[0x13] = 0))), { message: /k must be/ });
   t.throws(() => decodeSliceHeader(reseal((dv) => dv.setUint32(0x18, 0))), { message: /chunkSize/ });
@@ -113,4 +114,32 @@ test('headerMismatch: names another slice, or every geometry field that differs 
   t.is(headerMismatch({ ...want, index: 3 }, want), `the header names slice ${want.objectId}.3`);
   t.is(headerMismatch({ ...want, objectId: '$ffffffffffffffffffffffff' }, want), 'the header names slice $ffffffffffffffffffffffff.2');
   t.is(headerMismatch({ ...want, m: 1, sliceSize: 100 }, want), 'header fields differ from the record: m 1 (record: 2), sliceSize 100 (record: 262144)');
+});
+
+test('old formats still read: version 1 (plain) and 2 (sealed) decode with `legacy` and re-encode to the same bytes', (t) => {
+  const v1 = encodeSliceHeader({ ...header, legacy: 1 });
+  t.is(new DataView(v1.buffer).getUint16(4), 1);
+  const d1 = decodeSliceHeader(v1);
+  t.is(d1.legacy, 1);
+  t.is(d1.sealed, undefined);
+  t.deepEqual(encodeSliceHeader(d1), v1, 'the same bytes (a sealed chunk\'s AAD is its header)');
+  const v2 = encodeSliceHeader({ ...header, sealed: { keyGen: 3 }, legacy: 2 });
+  t.is(new DataView(v2.buffer).getUint16(4), 2);
+  t.like(decodeSliceHeader(v2), { legacy: 2, sealed: { keyGen: 3 } });
+  t.deepEqual(encodeSliceHeader(decodeSliceHeader(v2)), v2);
+  t.is(decodeSliceHeader(encodeSliceHeader(header)).legacy, undefined, 'the current format has no legacy field');
+  t.is(headerVersion(header), 3);
+  t.is(headerVersion(d1), 1);
+});
+
+test('legacy versions must match the cipher; version 3 refuses an unknown cipher byte', (t) => {
+  t.throws(() => encodeSliceHeader({ ...header, legacy: 2 }), { message: /format version 2 is sealed only/ });
+  t.throws(() => encodeSliceHeader({ ...header, sealed: { keyGen: 1 }, legacy: 1 }), { message: /format version 1 is plain only/ });
+  t.throws(() => encodeSliceHeader({ ...header, legacy: 3 as never }), { message: /legacy must be 1 or 2/ });
+  const b = encodeSliceHeader(header);
+  b[0x15] = 7;
+  new DataView(b.buffer).setUint32(0x3c, crc32c(b.subarray(0, 0x3c)));
+  t.throws(() => decodeSliceHeader(b), { instanceOf: SliceFormatError, message: /cipher 7 is not supported/ });
+  const sealed = decodeSliceHeader(encodeSliceHeader({ ...header, sealed: { keyGen: 9 } }));
+  t.deepEqual(sealed, { ...header, sealed: { keyGen: 9 } });
 });

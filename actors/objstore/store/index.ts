@@ -19,5 +19,6 @@ export { ObjectReader, readBuffers, readSliceChunks, type ReaderContext } from '
 export { ObjectWriter, conflictError, type PutRequest } from './put.js';
 export { verifyObject, type SliceResult, type SliceStatus, type VerifyResult } from './verify.js';
 export { removeSlices } from './remove.js';
+export { writeSliceRecords } from './slice-records.js';
 export { encode, encodeInto, reconstruct, MAX_K, MAX_M } from './erasure.js';
 export type { EncodeResult, EncodeTask, ReconstructResult, ReconstructTask } from './erasure.js';

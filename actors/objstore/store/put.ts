@@ -17,6 +17,7 @@ import type { PathConflict } from '../metadata.js';
 import { BufferPool } from './buffers.js';
 import { StoreError, type StoreContext } from './context.js';
 import { removeSlices } from './remove.js';
+import { writeSliceRecords } from './slice-records.js';
 
 /**
  * Stripes and their parity live in shared memory: the stripe coder reads a stripe and writes its
@@ -234,7 +235,10 @@ export class ObjectWriter {
       parityVolumes: this.volumes.slice(this.geometry.k),
       createdAt: Date.now(),
     };
+    // The record sidecars beside the slices (recovery from the disks), written with the record.
+    const sidecars = writeSliceRecords(this.ctx, rec, 'put');
     const c = await this.ctx.meta.commitObject(rec);
+    await sidecars;
     if (c) {
       await this.abort();
       throw conflictError(rec.path, c);
