@@ -59,7 +59,7 @@ export class BodyStream {
       if (this.total === null) ok = res.write(piece);
       else [ok, complete] = res.tryEnd(piece, this.total);
     });
-    if (complete) this.end();
+    if (complete) this.completed();
     if (ok || complete) return Promise.resolve(true);
     return new Promise<boolean>((resolve) => {
       const idle = setTimeout(() => this.abort(), this.idleMs);
@@ -75,7 +75,7 @@ export class BodyStream {
           return true;
         }
         const [ok2, done2] = res.tryEnd(piece.subarray(offset - start), this.total);
-        if (done2) this.end();
+        if (done2) this.completed();
         if (ok2 || done2) this.waiter?.(true);
         return ok2;
       });
@@ -92,6 +92,11 @@ export class BodyStream {
         if (this.total === null || this.total === 0) res.end();
       });
     }
+    this.completed();
+  }
+
+  /** uWS has the whole body: the response must not be touched again (uWS throws on a finished one). */
+  private completed(): void {
     this.r.done = true;
     this.close();
   }
@@ -99,7 +104,7 @@ export class BodyStream {
   /** Cut the stream: the connection is closed without the rest of the body. */
   abort(): void {
     if (this.ended) return;
-    if (!this.r.aborted) {
+    if (!this.r.aborted && !this.r.done) {
       this.r.done = true;
       this.r.res.close();
     }
