@@ -108,6 +108,8 @@ test.serial('list, streamed download, merge by time and delete of recordings sto
   t.deepEqual(read.packets.map((p) => p.epochMs), [1000, 1020, 1040, 1060, 1080, 1100, 1120]);
   t.deepEqual(read.packets.map((p) => p.payload[0]), [0xa, 0xb, 0xa, 0xb, 0xa, 0xb, 0xa]);
   t.is(merged.body.length, a.length + b.length - 24);
+  t.log(`POST /recordings/s1/merge {"files":["b.pcap","a.pcap"]} → ${merged.status} ${merged.headers['content-type']} ${merged.body.length} bytes; times ${read.packets.map((p) => p.epochMs).join(' ')}`);
+  t.log(`GET /recordings/s1/a.pcap → ${dl.status} ${['content-type', 'content-length', 'content-disposition', 'x-object-id'].map((k) => `${k}: ${dl.headers[k]}`).join(', ')}`);
   const all = await raw(base, 'POST', '/recordings/s1/merge');
   t.is(all.status, 200, 'no body: every recording of the session');
   t.deepEqual(all.body, merged.body);
@@ -133,6 +135,7 @@ test.serial('list, streamed download, merge by time and delete of recordings sto
     t.is(r.status, status, JSON.stringify(b).slice(0, 80));
     t.is(json(r).error?.code, code);
     t.regex(json(r).error?.message ?? '', re);
+    if (status === 422) t.log(`POST /recordings/s2/merge ${JSON.stringify(b)} → ${r.status} ${r.body.toString()}`);
   }
   t.is((await raw(base, 'POST', '/recordings/s2/other')).status, 405);
 
@@ -143,6 +146,7 @@ test.serial('list, streamed download, merge by time and delete of recordings sto
       const r = await raw(base, method, path);
       t.is(r.status, 400, `${method} ${path}`);
       t.is(json(r).error?.code, 'INVALID_PATH', `${method} ${path}: ${r.body.toString()}`);
+      if (method === 'GET' && ['/recordings/s1/%2E%2E', '/recordings/s1/a%5cb', '/recordings//etc/passwd'].includes(path)) t.log(`GET ${path} → ${r.status} ${r.body.toString()}`);
     }
   }
   // Without the bearer: 401, nothing listed or deleted.
