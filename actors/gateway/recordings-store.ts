@@ -6,7 +6,7 @@
  * own GET on loopback (streamed, verified by the store as any GET), and a delete is the store's
  * DELETE (a delete-protected bucket answers 403 and keeps the object).
  *
- * Where no object store runs in this daemon, or MEDIA_RECORDING_BUCKET is empty, every call
+ * Where no object store runs in this daemon, or GATEWAY_RECORDING_BUCKET is empty, every call
  * fails with RecordingError 503 `RECORDINGS_UNAVAILABLE` saying which: the bridge then keeps
  * recordings as local files only, which the gateway does not serve.
  */
@@ -36,7 +36,7 @@ export class RecordingError extends Error {
 
 export class RecordingObjects {
   constructor(
-    /** MEDIA_RECORDING_BUCKET (null: none set). */
+    /** GATEWAY_RECORDING_BUCKET (null: none set). */
     readonly bucket: string | null,
     private readonly store: ActorRef<ObjstoreProtocol>,
   ) {}
@@ -78,7 +78,7 @@ export class RecordingObjects {
   }
 
   private needBucket(): string {
-    if (!this.bucket) throw new RecordingError(503, 'RECORDINGS_UNAVAILABLE', 'recordings are not stored as objects here: MEDIA_RECORDING_BUCKET is empty');
+    if (!this.bucket) throw new RecordingError(503, 'RECORDINGS_UNAVAILABLE', 'recordings are not stored as objects here: GATEWAY_RECORDING_BUCKET is empty (set it to the media bridge\'s MEDIA_RECORDING_BUCKET)');
     return this.bucket;
   }
 

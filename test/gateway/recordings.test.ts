@@ -230,5 +230,5 @@ test('where no object store runs, the recording routes answer 503 RECORDINGS_UNA
   const none = await startGateway(t, { token: TOKEN });
   const n = await raw(none.base, 'GET', '/recordings/s1/a.pcap');
   t.is(n.status, 503);
-  t.regex(json(n).error?.message ?? '', /MEDIA_RECORDING_BUCKET is empty/);
+  t.regex(json(n).error?.message ?? '', /GATEWAY_RECORDING_BUCKET is empty/);
 });
