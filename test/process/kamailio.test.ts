@@ -8,13 +8,13 @@
  * BYEs follow Record-Route to it). The namespaces, Kamailio, the daemons and sipp are removed
  * even when the test fails (t.teardown, the script's `down`).
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import test, { type ExecutionContext } from 'ava';
-import { BIN, type LogLine } from '../helpers/daemon.js';
+import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { freePort, SCENARIOS } from '../helpers/sip.js';
 import { GatewayClient } from '../../actors/gateway/client.js';
 import { SDP, sleep, until } from '../helpers/gateway.js';
@@ -42,49 +42,23 @@ interface Host {
   n: number;
   ip: string;
   base: string;
-  proc: ChildProcess;
-  lines: LogLine[];
-  exited: Promise<{ code: number | null; at: number }>;
+  d: Daemon;
   invites: string[];
 }
 
 /** A hostd daemon in namespace PREFIX-h<n>: SIP and the gateway on the namespace's address. */
 async function startHost(t: ExecutionContext, n: number): Promise<Host> {
   const ip = `${NET}.1${n}`;
-  const args = [
-    'netns', 'exec', `${PREFIX}-h${n}`, process.execPath, '--enable-source-maps', BIN, 'daemon',
+  const d = startDaemon(t, [
     '--state-dir', tempDir(t, `hostd-kam-h${n}-`), '--services', 'gateway', '--metrics-port', '0', '--metrics-host', '127.0.0.1',
     '--gateway-host', ip, '--gateway-port', '3001', '--gateway-auth-token', TOKEN,
     '--sipserver-host', ip, '--sipserver-port', '5060', '--sipserver-advertised-address', ip,
     // The gateway listens on the namespace's address, not loopback: the SIP server asks it there.
     '--sipserver-route-url', `http://${ip}:3001/sipserver/route`,
-  ];
-  const proc = spawn('ip', args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  t.teardown(() => {
-    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
-  });
-  const lines: LogLine[] = [];
-  let buf = '';
-  let err = '';
-  proc.stdout!.setEncoding('utf8').on('data', (c: string) => {
-    buf += c;
-    for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
-      const line = buf.slice(0, i);
-      buf = buf.slice(i + 1);
-      try {
-        lines.push(JSON.parse(line) as LogLine);
-      } catch {
-        lines.push({ level: 'raw', msg: line });
-      }
-    }
-  });
-  proc.stderr!.setEncoding('utf8').on('data', (c: string) => (err += c));
-  const exited = new Promise<{ code: number | null; at: number }>((r) => proc.on('exit', (code) => r({ code, at: Date.now() })));
-  await until(() => {
-    if (proc.exitCode !== null) throw new Error(`host ${n} exited ${proc.exitCode}: ${err} ${JSON.stringify(lines.slice(-3))}`);
-    return lines.some((l) => l.msg === 'attached to the SIP server') && lines.some((l) => l.msg === 'daemon ready');
-  }, 30_000, `host ${n} ready`);
-  const host: Host = { n, ip, base: `http://${ip}:3001`, proc, lines, exited, invites: [] };
+  ], {}, ['ip', 'netns', 'exec', `${PREFIX}-h${n}`]);
+  await d.waitFor((l) => l.msg === 'daemon ready', 30_000);
+  await d.waitFor((l) => l.msg === 'attached to the SIP server');
+  const host: Host = { n, ip, base: `http://${ip}:3001`, d, invites: [] };
   // The application of this host: takes calls for "alice", answers each with SDP.
   const app = await GatewayClient.connect(`ws://${ip}:3001/control`, { token: TOKEN });
   t.teardown(() => app.close().catch(() => undefined));
@@ -146,7 +120,7 @@ test.serial('Kamailio spreads new calls over two hostd hosts in network namespac
   // 10 calls of 8 s: round robin gives each host half.
   const first = sippCalls(t, kamPort, ['-m', '10', '-r', '10', '-l', '10', '-d', '8000']);
   await until(() => h1.invites.length + h2.invites.length === 10, 20_000, '10 calls up').catch((err: Error) => {
-    throw new Error(`${err.message}: host 1 ${h1.invites.length}, host 2 ${h2.invites.length}; kamailio: ${kam.log().slice(-1500)}; host 2 log: ${JSON.stringify(h2.lines.slice(-8))}`);
+    throw new Error(`${err.message}: host 1 ${h1.invites.length}, host 2 ${h2.invites.length}; kamailio: ${kam.log().slice(-1500)}; host 2 log: ${JSON.stringify(h2.d.lines.slice(-8))}`);
   });
   t.log(`first 10 calls: host 1 ${h1.invites.length}, host 2 ${h2.invites.length}`);
   t.true(h1.invites.length >= 3 && h2.invites.length >= 3, `spread over both hosts: ${h1.invites.length} / ${h2.invites.length}`);
@@ -167,7 +141,7 @@ test.serial('Kamailio spreads new calls over two hostd hosts in network namespac
   t.false(after.includes(`to sip:${h1.ip}:5060`), 'Kamailio did not even try host 1 (its probe had taken it out)');
   t.false(after.includes('retried on'), 'no INVITE needed the failure route');
   t.is((await fetch(`${h1.base}/readyz`)).status, 503);
-  t.is(h1.proc.exitCode, null, 'host 1 still runs: its calls are up');
+  t.is(h1.d.proc.exitCode, null, 'host 1 still runs: its calls are up');
   t.true((await calls(h1)) > 0);
 
   // The first calls end (BYEs through Kamailio to their hosts); host 1 then exits 0.
@@ -175,10 +149,10 @@ test.serial('Kamailio spreads new calls over two hostd hosts in network namespac
   const lastBye = Date.now();
   t.is(done.code, 0, done.out);
   t.is(successful(done.out), 10);
-  const { code, at } = await Promise.race([h1.exited, sleep(15_000).then(() => ({ code: -1, at: 0 }))]);
+  const { code, at } = await Promise.race([h1.d.exited.then((e) => ({ code: e.code, at: Date.now() })), sleep(15_000).then(() => ({ code: -1, at: 0 }))]);
   t.is(code, 0, 'host 1 exits 0 once drained');
   t.log(`host 1: drain began, exited ${at - drainAt} ms later, ${at - lastBye} ms after sipp's last BYE`);
   t.true(at - drainAt >= 5000, 'host 1 waited for its calls');
-  t.is(h2.proc.exitCode, null, 'host 2 still serves');
+  t.is(h2.d.proc.exitCode, null, 'host 2 still serves');
   t.is((await fetch(`${h2.base}/readyz`)).status, 200);
 });
