@@ -4,6 +4,7 @@
  * a=sendonly); the gateway POSTs `{method: 'sip.reinvite', params}` to the receiverUrl and puts
  * the answer's SDP (a=recvonly) in its 200, which sipp checks. While the gateway drains, the
  * re-INVITE is still answered (the spec: re-INVITEs keep working) and the call ends normally.
+ * A receiverUrl that answers a rejection gives that status; one that answers no answer, 500.
  */
 import test, { type ExecutionContext } from 'ava';
 import http from 'node:http';
@@ -39,9 +40,9 @@ async function receiver(t: ExecutionContext, answer: unknown): Promise<{ url: st
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/events`, got };
 }
 
-async function placeCall(t: ExecutionContext, h: GatewayHarness, receiverUrl: string) {
+async function placeCall(t: ExecutionContext, h: GatewayHarness, receiverUrl: string, scenarioFile = scenario(t, 'uas-sends-reinvite.xml')) {
   const local = await freePort();
-  const callee = sipp(t, h.sipPort, ['-sf', scenario(t, 'uas-sends-reinvite.xml'), '-m', '1'], 60_000, local);
+  const callee = sipp(t, h.sipPort, ['-sf', scenarioFile, '-m', '1'], 60_000, local);
   await sleep(500);
   const res = await fetch(h.base + '/calls', { method: 'POST', headers: AUTH, body: JSON.stringify({ requestUri: `sip:bob@127.0.0.1:${local}`, sdp: SDP, receiverUrl }) });
   const body = (await res.json()) as { callId: string };
@@ -81,4 +82,23 @@ test('while the gateway drains, a far end\'s re-INVITE of an HTTP-owned call is 
   t.is(r.code, 0, r.stdout.slice(-1500) + r.errors);
   t.is(r.successful, 1);
   t.is((await drained).outcome, 'drained');
+});
+
+test('a receiverUrl that rejects the re-INVITE gives its status to the far end; one that answers no answer gives 500; the call stays up', async (t) => {
+  const cases: Array<[unknown, string]> = [
+    [{ action: 'reject', status: 488, reason: 'Not Acceptable Here' }, '488'],
+    [{ what: 'ever' }, '500'],
+  ];
+  for (const [answer, status] of cases) {
+    const h = await startGateway(t, { token: TOKEN });
+    const rec = await receiver(t, answer);
+    const { callId, callee } = await placeCall(t, h, rec.url, scenario(t, 'uas-reinvite-refused.xml.tmpl', { STATUS: status }));
+    await until(() => rec.got.some((p) => p.method === 'sip.reinvite'), 10_000, 'sip.reinvite posted');
+    await sleep(500);
+    t.is((await h.healthz()).body.calls, 1, 'the call is still up after the refused re-INVITE');
+    t.is((await hangUp(h, callId)).status, 200);
+    const r = await callee;
+    t.is(r.code, 0, `${status}: ${r.stdout.slice(-1500)}${r.errors}`);
+    t.is(r.successful, 1, `sipp received ${status}`);
+  }
 });

@@ -5,7 +5,8 @@
  * Listed, downloaded (streamed, byte for byte, Content-Length and type), merged (ordered by
  * time; headers of other link types 422; a foreign file 422), deleted; every traversal refused
  * 400 before the store is asked; 401 without the bearer; 503 where no store runs. During a
- * drain, a slowly read download holds the drain open until its last byte is taken.
+ * drain, a download whose reader pauses (16 MiB: more than the sockets buffer) holds the drain
+ * open until the reader has taken it.
  */
 import test, { type ExecutionContext } from 'ava';
 import http from 'node:http';
