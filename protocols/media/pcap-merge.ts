@@ -117,11 +117,6 @@ export class PcapSplitter {
     this.buffered += piece.length;
   }
 
-  /** Whether the global header is in (read or readable). */
-  get hasHeader(): boolean {
-    return this.header !== null || this.buffered >= 24;
-  }
-
   /** Read the global header once 24 bytes are in; null before. Throws PcapFormatError for one that is not. */
   readHeader(): PcapFileHeader | null {
     if (this.header) return this.header;
