@@ -21,6 +21,9 @@ import { Control, type ControlConn } from './control.js';
 import { Drain } from './drain.js';
 import { handleHttp, hostName } from './http.js';
 import type { HttpApi } from './http-calls.js';
+import { abortAll, type RecordingsApi } from './recordings.js';
+import { RecordingObjects } from './recordings-store.js';
+import { OBJSTORE_ID, type ObjstoreProtocol } from '../objstore/messages.js';
 import { HTTP_MEDIA_OWNER, HttpOwners } from './http-owners.js';
 import type { MediaLink, MediaLinkFactory } from './media-link.js';
 import type { GatewayArgs, GatewayProtocol } from './messages.js';
@@ -78,6 +81,7 @@ export default defineActor<GatewayProtocol, null, GatewayArgs, Live>({
     media = await loadMediaLink(a, ctx, () => control);
     ctx.onCleanup(() => media?.close());
     const api: HttpApi = { calls, media: () => media, owners: httpOwners, inFlight: 0 };
+    const recordings: RecordingsApi = { objects: new RecordingObjects(a.recordingBucket, ctx.ref<ObjstoreProtocol>(OBJSTORE_ID)), streams: new Set() };
     /** Every owner of media sessions: the connections and the HTTP routes. */
     const mediaOwners = () => [...control.owners(), HTTP_MEDIA_OWNER];
 
@@ -105,7 +109,7 @@ export default defineActor<GatewayProtocol, null, GatewayArgs, Live>({
       log,
       work: () => {
         const c = calls.counts();
-        return { calls: c.other, reservedCalls: c.offered, mediaSessions: mediaSessions(), commands: control.inFlight + api.inFlight, callbacks: httpOwners.inFlight };
+        return { calls: c.other, reservedCalls: c.offered, mediaSessions: mediaSessions(), commands: control.inFlight + api.inFlight, callbacks: httpOwners.inFlight, recordingStreams: recordings.streams.size };
       },
       onStart: (reason, maxWaitMs) => {
         status.accepting = false;
@@ -118,6 +122,7 @@ export default defineActor<GatewayProtocol, null, GatewayArgs, Live>({
         const ending = calls.endAll();
         const releasing = media ? Promise.all(mediaOwners().map((owner) => media!.releaseOwner(owner).catch(() => undefined))) : Promise.resolve();
         control.closeAll(1001, 'the gateway is shutting down');
+        abortAll(recordings);
         await Promise.all([ending, releasing]);
       },
       timers: { setTimeout: (fn, ms) => ctx.setTimeout(fn, ms), setInterval: (fn, ms) => ctx.setInterval(fn, ms) },
@@ -180,6 +185,7 @@ export default defineActor<GatewayProtocol, null, GatewayArgs, Live>({
             allowedOrigins: a.allowedOrigins,
             drain,
             api,
+            recordings,
           },
           res,
           req,

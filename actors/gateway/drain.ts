@@ -4,8 +4,8 @@
  * /terminate); a repeated trigger answers the same and keeps the first deadline. While
  * draining it polls the open work every 100 ms and finishes `drained` when none is left (SIP
  * calls, reserved incoming calls, media sessions, commands and HTTP requests in flight,
- * follow-up callbacks: what `work()` counts); at the deadline it runs `force()` (BYE/CANCEL,
- * media destroyed, owners closed 1001), bounded by the cleanup timeout, and finishes `forced`.
+ * follow-up callbacks, recording downloads and merges being streamed: what `work()` counts);
+ * at the deadline it runs `force()` (BYE/CANCEL, media destroyed, owners closed 1001, streams cut), bounded by the cleanup timeout, and finishes `forced`.
  * Idle control connections are not work. One home for the rule; the actor wires what it counts
  * and what forcing does.
  */
@@ -22,6 +22,8 @@ export interface DrainWork {
   commands: number;
   /** Follow-up callbacks (HTTP POSTs to a receiverUrl) not yet delivered. */
   callbacks: number;
+  /** Recording downloads and merges still being streamed to their client. */
+  recordingStreams: number;
 }
 
 export interface DrainOptions {
@@ -129,5 +131,5 @@ export class Drain {
 }
 
 function idle(w: DrainWork): boolean {
-  return w.calls + w.reservedCalls + w.mediaSessions + w.commands + w.callbacks === 0;
+  return w.calls + w.reservedCalls + w.mediaSessions + w.commands + w.callbacks + w.recordingStreams === 0;
 }

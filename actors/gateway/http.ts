@@ -6,7 +6,8 @@
  *
  * /sipserver/route is not authenticated: the SIP server (ours, or drachtio) cannot add headers,
  * and it answers only which tag takes a call. /healthz and /readyz are probes, open too.
- * POST /drain, POST /terminate and GET /drain are protected (`protect`): the bearer token when
+ * POST /drain, POST /terminate, GET /drain, the call and session routes (http-calls.ts) and the
+ * recording routes (recordings.ts) are protected (`protect`): the bearer token when
  * one is set, else (a loopback listener) the same Origin and Host rule as the /control upgrade.
  * While draining, a lookup this gateway would have taken goes to the fallback (the
  * replacement) when there is one, else it is a 503 reject.
@@ -21,6 +22,7 @@ import { authorize, isLoopback } from '../../runtime/http/bearer.js';
 import { originAllowed } from '../../protocols/objstore/origin.js';
 import type { Drain } from './drain.js';
 import { callRoutes, type HttpApi } from './http-calls.js';
+import { recordingRoutes, type RecordingsApi } from './recordings.js';
 import { routeLookupsTotal } from './metrics.js';
 
 /** What the HTTP side reads of the gateway. */
@@ -38,6 +40,7 @@ export interface HttpState {
   allowedOrigins: string[];
   drain: Drain;
   api: HttpApi;
+  recordings: RecordingsApi;
 }
 
 export interface Call {
@@ -75,6 +78,7 @@ const router = new Router<Call, void | Promise<void>>([
   route('POST', '/terminate', (call) => protect(call, () => beginDrain(call, 'POST /terminate'))),
   route('GET', '/drain', (call) => protect(call, () => send(call.r, 200, JSON.stringify(call.s.drain.status())))),
   ...callRoutes,
+  ...recordingRoutes,
 ]);
 
 /** Run `then` only for an authenticated request; 401 (or 403) and nothing happens otherwise. */

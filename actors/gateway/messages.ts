@@ -68,4 +68,6 @@ export interface GatewayArgs {
    * one drains while the others take the new calls.
    */
   drainsSipServer: boolean;
+  /** GATEWAY_RECORDING_BUCKET (the bridge's MEDIA_RECORDING_BUCKET): the bucket recordings are objects in (null: none; the recording routes answer 503). */
+  recordingBucket: string | null;
 }

@@ -10,6 +10,7 @@ import { isLoopback } from '../../runtime/http/bearer.js';
 import { parseAllowedOrigins } from '../../protocols/objstore/origin.js';
 import { SIPSERVER_ID } from '../sipserver/messages.js';
 import { sipserverArgs, sipserverChild, sipserverSettings } from '../sipserver/service-spec.js';
+import { isValidBucketName } from '../../protocols/objstore/paths.js';
 import { GATEWAY_ID, type GatewayArgs, type GatewayProtocol } from './messages.js';
 
 const isWsUrl = (v: string) => /^wss?:\/\/[^\s,]+$/.test(v);
@@ -27,6 +28,7 @@ export const gatewaySettings = {
   mediaBackends: str({ env: 'GATEWAY_MEDIA_BACKENDS', flag: 'gateway-media-backends', description: 'Comma-separated media bridge command WebSocket URLs', expect: 'ws:// or wss:// URLs, comma-separated', default: 'ws://127.0.0.1:3002', valid: (v) => v.split(',').every((u) => isWsUrl(u.trim())) }),
   shutdownMaxWaitMs: int({ env: 'SHUTDOWN_MAX_WAIT_MS', flag: 'shutdown-max-wait-ms', description: 'The drain\'s deadline: calls still up then get BYE (or CANCEL), media sessions are destroyed and owners closed (1001); keep HOSTD_SHUTDOWN_TIMEOUT_MS and the platform\'s termination grace above it plus the cleanup bound', min: 1, max: 2_147_483_647, default: 1_800_000 }),
   shutdownCleanupTimeoutMs: int({ env: 'SHUTDOWN_CLEANUP_TIMEOUT_MS', flag: 'shutdown-cleanup-timeout-ms', description: 'Bound on the forced cleanup at the drain\'s deadline (BYE/CANCEL, media sessions destroyed, owners closed); then the daemon stops anyway', min: 1, max: 2_147_483_647, default: 5000 }),
+  recordingBucket: str({ env: 'GATEWAY_RECORDING_BUCKET', flag: 'gateway-recording-bucket', description: "Bucket the recording routes read recordings from (<bucket>/<session_id>/<file>): the media bridge's MEDIA_RECORDING_BUCKET; empty: the routes answer 503", expect: 'a bucket name (no /, not starting with $) or empty', default: '', valid: (v) => v === '' || isValidBucketName(v) }),
   mediaToken: str({ env: 'GATEWAY_MEDIA_TOKEN', flag: 'gateway-media-token', description: 'Bearer token the gateway presents to the media bridges (their MEDIA_TOKEN)', default: '' }),
   ...sipSettings(),
 };
@@ -74,6 +76,7 @@ export function gatewayArgs(v: GatewayValues, overrides: Partial<GatewayArgs> = 
     maxWaitMs: v.shutdownMaxWaitMs,
     cleanupTimeoutMs: v.shutdownCleanupTimeoutMs,
     drainsSipServer: true,
+    recordingBucket: v.recordingBucket || null,
     ...overrides,
   };
 }

@@ -20,8 +20,13 @@ export interface Daemon {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-export function startDaemon(t: ExecutionContext, args: string[], env: Record<string, string> = {}): Daemon {
-  const proc = spawn(process.execPath, ['--enable-source-maps', BIN, 'daemon', ...args], {
+/**
+ * `wrap`: a command the daemon runs under, e.g. `['ip', 'netns', 'exec', 'h1']` (it must exec
+ * the daemon, so that the child's pid and exit are the daemon's).
+ */
+export function startDaemon(t: ExecutionContext, args: string[], env: Record<string, string> = {}, wrap: string[] = []): Daemon {
+  const command = [...wrap, process.execPath, '--enable-source-maps', BIN, 'daemon', ...args];
+  const proc = spawn(command[0]!, command.slice(1), {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
