@@ -16,8 +16,12 @@ export type ObjstoreMsg =
   | { type: 'mountList'; path: string }
   /** the entries `names` of container `path` (each null where there is none), at most MAX_STAT_MANY */
   | { type: 'mountStatMany'; path: string; names: string[] }
-  /** bytes [start, start + length) of an object, verified (fewer at its end); refused ENOENT, EIO or EINVAL */
-  | { type: 'mountRead'; id: string; start: number; length: number };
+  /**
+   * bytes [start, start + length) of an object, verified (fewer at its end), written into the
+   * existing file `file` at `offset` (the mount's windows file); the answer is their count.
+   * Refused ENOENT, EIO or EINVAL.
+   */
+  | { type: 'mountRead'; id: string; start: number; length: number; file: string; offset: number };
 
 /** An entry of the mount's namespace: a container (dir) or an object with its id and exact size. */
 export interface MountEntry {
@@ -51,7 +55,7 @@ export interface ObjstoreReplies {
   mountStat: MountEntry | null;
   mountList: MountListing | null;
   mountStatMany: Array<MountEntry | null>;
-  mountRead: ArrayBuffer;
+  mountRead: number;
 }
 
 export type ObjstoreProtocol = Protocol<ObjstoreMsg, ObjstoreReplies, MountRefusal>;
