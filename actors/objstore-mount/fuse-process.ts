@@ -10,7 +10,7 @@
 import { createRequire } from 'node:module';
 import { mountOps, type Errnos } from './ops.js';
 import { WINDOW, type Window } from './read-ahead.js';
-import { WindowSlots } from './window-file.js';
+import { AHEAD_SLOTS, WindowSlots } from './window-file.js';
 import { type FromFuse, type FuseProcessArgs, type Question, type ToFuse } from './wire.js';
 import type { MountEntry } from '../objstore/messages.js';
 
@@ -36,10 +36,14 @@ function ask(q: Question): Promise<Extract<ToFuse, { t: 'answer' }>> {
 }
 
 /** The windows file (window-file.ts): the store writes each fetched window into a slot of it. */
-const slots = new WindowSlots(args.windows, WINDOW);
+const slots = new WindowSlots(args.windows, WINDOW, AHEAD_SLOTS);
 
-async function readWindow(id: string, start: number, length: number): Promise<Window> {
-  const offset = slots.take();
+function readWindow(id: string, start: number, length: number, ahead: boolean): Promise<Window> | null {
+  const offset = slots.take(ahead);
+  return offset === null ? null : fill(offset, id, start, length);
+}
+
+async function fill(offset: number, id: string, start: number, length: number): Promise<Window> {
   try {
     const a = await ask({ op: 'read', id, start, length, offset });
     return slots.window(offset, a.bytes ?? 0);

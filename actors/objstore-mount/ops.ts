@@ -16,8 +16,8 @@ export interface Source {
   stat(path: string): Promise<MountEntry | null>;
   list(path: string): Promise<MountListing | null>;
   statMany(path: string, names: string[]): Promise<Array<MountEntry | null>>;
-  /** a window of an object's bytes (where the store put them) */
-  read(id: string, start: number, length: number): Promise<Window>;
+  /** a window of an object's bytes (where the store put them); one `ahead` of the reader may be declined (null) */
+  read(id: string, start: number, length: number, ahead: boolean): Promise<Window> | null;
 }
 
 /** The errno numbers fuse-native exports (Fuse.ENOENT ...), negative. */
@@ -107,7 +107,7 @@ export function mountOps(source: Source, E: Errnos, mountedAt: Date = new Date()
           if (e.dir) return cb(E.EISDIR);
           const fd = nextFd++;
           const id = e.id!;
-          files.set(fd, new ReadAhead((start, length) => source.read(id, start, length), e.size!));
+          files.set(fd, new ReadAhead((start, length, ahead) => source.read(id, start, length, ahead), e.size!));
           cb(0, fd);
         },
         (err) => cb(errno(err)),

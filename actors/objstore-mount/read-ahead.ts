@@ -2,7 +2,9 @@
  * Read-ahead for one open file of the mount. The kernel asks for 128 KiB at a time; each answer
  * crossing to the store and back would cost a round trip of messages, so the file is fetched in
  * windows of WINDOW bytes (aligned), and while a sequential reader is in one window the next
- * AHEAD windows are already being read: the disks stream as they do for a GET. A random reader
+ * AHEAD windows are already being read: the disks stream as they do for a GET (a window of 16 MiB
+ * is one of a GET's batches with 256 KiB chunks and k = 4: 4 MiB per slice read), as far as the
+ * source's read-ahead budget allows (a fetch ahead may be declined). A random reader
  * fetches only the windows it touches. Windows more than one behind the reader are dropped (the
  * kernel sends a sequential reader's requests a few at a time, not quite in order: one waiting
  * for the end of a window must not see it dropped by the next one, which starts the next
@@ -15,7 +17,7 @@
  * it may still run, since a reader re-checks its windows after every wait and copies only
  * synchronously, and a window dropped while its fetch runs is released when the fetch ends.
  */
-export const WINDOW = 8 << 20;
+export const WINDOW = 16 << 20;
 export const AHEAD = 2;
 
 /** A fetched window: its bytes, copied out on demand, and given back once dropped. */
@@ -27,7 +29,8 @@ export interface Window {
   release(): void;
 }
 
-export type Fetch = (start: number, length: number) => Promise<Window>;
+/** Fetch a window; a fetch ahead of the reader may be declined (null: the source's read-ahead budget is spent). */
+export type Fetch = (start: number, length: number, ahead: boolean) => Promise<Window> | null;
 
 interface Held {
   fetching: Promise<Window>;
@@ -65,7 +68,7 @@ export class ReadAhead {
       if (this.closed) throw Object.assign(new Error('read of a closed file'), { errno: 'EBADF' });
       // Another read may have dropped a window while this one waited: ask again until all are here.
       const waits: Array<Promise<Window>> = [];
-      for (let w = this.align(pos); w < end; w += this.window) if (!this.windows.get(w)?.win) waits.push(this.get(w));
+      for (let w = this.align(pos); w < end; w += this.window) if (!this.windows.get(w)?.win) waits.push(this.get(w)!);
       if (!waits.length) return this.copy(into, pos, end);
       await Promise.all(waits);
     }
@@ -88,7 +91,7 @@ export class ReadAhead {
     const sequential = Math.abs(pos - this.lastEnd) <= this.window;
     this.lastEnd = end;
     const last = this.align(end - 1);
-    if (sequential) for (let i = 1; i <= this.ahead; i++) if (last + i * this.window < this.size) void this.get(last + i * this.window).catch(() => undefined);
+    if (sequential) for (let i = 1; i <= this.ahead; i++) if (last + i * this.window < this.size) void this.get(last + i * this.window, true)?.catch(() => undefined);
     for (const w of [...this.windows.keys()]) if (w < this.align(pos) - this.window || w > last + this.ahead * this.window) this.drop(w);
   }
 
@@ -119,11 +122,14 @@ export class ReadAhead {
     held?.win?.release();
   }
 
-  private get(w: number): Promise<Window> {
+  /** The window at `w`, fetched if it is not held; a fetch ahead may be declined (null). */
+  private get(w: number, ahead = false): Promise<Window> | null {
     const had = this.windows.get(w);
     if (had) return had.fetching;
+    const fetching = this.fetch(w, Math.min(this.window, this.size - w), ahead);
+    if (!fetching) return null;
     const held: Held = { fetching: null as unknown as Promise<Window>, win: null };
-    held.fetching = this.fetch(w, Math.min(this.window, this.size - w)).then(
+    held.fetching = fetching.then(
       (win) => {
         // Dropped (or the file closed) while it was fetched: nobody will read it.
         if (this.windows.get(w) !== held || this.closed) win.release();

@@ -20,6 +20,13 @@ import type { Window } from './read-ahead.js';
 
 const PREFIX = 'hostd-mount-';
 
+/**
+ * Slots in use beyond which a fetch ahead of a reader is declined (a window a reader waits for is
+ * always fetched): 16 windows of 16 MiB, 256 MiB of shared memory at most for read-ahead, however
+ * many files are open.
+ */
+export const AHEAD_SLOTS = 16;
+
 /** Where the file goes: tmpfs when there is one (a window in a disk-backed file would be written to disk). */
 function baseDir(): string {
   return existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
@@ -69,12 +76,14 @@ export class WindowSlots {
   constructor(
     path: string,
     readonly slotBytes: number,
+    private readonly aheadSlots = AHEAD_SLOTS,
   ) {
     this.fd = openSync(path, 'r+');
   }
 
-  /** A free slot (the file grows by one when none is free); its byte offset in the file. */
-  take(): number {
+  /** A free slot (the file grows by one when none is free); its byte offset in the file. Null for a fetch ahead over the budget. */
+  take(ahead = false): number | null {
+    if (ahead && this.inUse >= this.aheadSlots) return null;
     this.inUse++;
     return (this.free.pop() ?? this.next++) * this.slotBytes;
   }

@@ -17,10 +17,10 @@ import { createWindowFile, removeWindowFile, sweepWindowFiles, WindowSlots } fro
 
 const W = 1000;
 
-function source(t: ExecutionContext, size: number, fail = new Set<number>(), window = W) {
+function source(t: ExecutionContext, size: number, fail = new Set<number>(), aheadSlots = 16) {
   const base = mkdtempSync(join(tmpdir(), 'hostd-windows-test-'));
   const path = createWindowFile(base);
-  const slots = new WindowSlots(path, window);
+  const slots = new WindowSlots(path, W, aheadSlots);
   const fd = openSync(path, 'r+');
   t.teardown(() => {
     closeSync(fd);
@@ -29,9 +29,17 @@ function source(t: ExecutionContext, size: number, fail = new Set<number>(), win
   });
   const bytes = randomBytes(size);
   const fetched: number[] = [];
-  const fetch = async (start: number, length: number) => {
+  const declined: number[] = [];
+  const fetch = (start: number, length: number, ahead: boolean) => {
+    const offset = slots.take(ahead);
+    if (offset === null) {
+      declined.push(start);
+      return null;
+    }
     fetched.push(start);
-    const offset = slots.take();
+    return fill(offset, start, length);
+  };
+  const fill = async (offset: number, start: number, length: number) => {
     await new Promise((r) => setImmediate(r));
     if (fail.has(start)) {
       slots.retire(offset);
@@ -40,7 +48,7 @@ function source(t: ExecutionContext, size: number, fail = new Set<number>(), win
     writeSync(fd, bytes, start, length, offset);
     return slots.window(offset, length);
   };
-  return { bytes, fetched, fetch, slots, path };
+  return { bytes, fetched, declined, fetch, slots, path };
 }
 
 test('a sequential reader gets every byte, with the next windows fetched ahead and the ones behind dropped', async (t) => {
@@ -67,6 +75,19 @@ test('a sequential reader gets every byte, with the next windows fetched ahead a
   ra.close();
   t.is(s.slots.counts().inUse, 0);
   t.is(statSync(s.path).size, 0);
+});
+
+test('over the read-ahead budget a fetch ahead is declined, never one a reader waits for', async (t) => {
+  const s = source(t, 6000, new Set(), 1);
+  const ra = new ReadAhead(s.fetch, 6000, W, 2);
+  const got: Buffer[] = [];
+  for (let pos = 0; pos < 6000; pos += 500) {
+    const buf = Buffer.alloc(500);
+    got.push(buf.subarray(0, await ra.read(buf, pos, 500)));
+  }
+  t.true(Buffer.concat(got).equals(s.bytes));
+  t.true(s.declined.length > 0, 'fetches ahead were declined');
+  t.deepEqual([...new Set(s.fetched)].sort((a, b) => a - b), [0, 1000, 2000, 3000, 4000, 5000]);
 });
 
 test('readNow answers only when every window is here, and never fetches itself', async (t) => {
