@@ -127,8 +127,14 @@ try {
   const paths: string[] = [];
   for (let i = 0; i < OBJECTS; i++) {
     const path = `/bench/read-${i}.bin`;
-    const res = await fetch(`${url}${path}`, { method: 'PUT', body });
-    if (res.status !== 201) throw new Error(`PUT ${path}: ${res.status} ${await res.text()}`);
+    // On a loaded machine an upload is now and then cut (EPIPE): tried again, up to three times.
+    for (let attempt = 1; ; attempt++) {
+      const res = await fetch(`${url}${path}`, { method: 'PUT', body }).catch((err: Error) => err);
+      if (!(res instanceof Error) && res.status === 201) break;
+      const why = res instanceof Error ? `${res.message} (${(res.cause as Error | undefined)?.message})` : `${res.status} ${await res.text()}`;
+      if (attempt === 3) throw new Error(`PUT ${path}: ${why}`);
+      console.error(`PUT ${path} failed (${why}); again`);
+    }
     paths.push(path);
   }
 

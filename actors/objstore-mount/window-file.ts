@@ -17,6 +17,7 @@ import { closeSync, existsSync, ftruncateSync, mkdtempSync, openSync, readdirSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Window } from './read-ahead.js';
+import { MOUNT_WINDOWS_FILE_RE } from '../objstore/messages.js';
 
 const PREFIX = 'hostd-mount-';
 
@@ -57,6 +58,8 @@ export function sweepWindowFiles(base = baseDir()): string[] {
 export function createWindowFile(base = baseDir()): string {
   const dir = mkdtempSync(join(base, `${PREFIX}${process.pid}-`));
   const path = join(dir, 'windows');
+  // The store writes into no other file (MOUNT_WINDOWS_FILE_RE): the name is the contract.
+  if (!MOUNT_WINDOWS_FILE_RE.test(path)) throw new Error(`windows file ${path} does not have the form the store accepts`);
   writeFileSync(path, '', { mode: 0o600 });
   return path;
 }

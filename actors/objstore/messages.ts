@@ -18,7 +18,7 @@ export type ObjstoreMsg =
   | { type: 'mountStatMany'; path: string; names: string[] }
   /**
    * bytes [start, start + length) of an object, verified (fewer at its end), written into the
-   * existing file `file` at `offset` (the mount's windows file); the answer is their count.
+   * existing file `file` at `offset` (a mount windows file: MOUNT_WINDOWS_FILE_RE); the answer is their count.
    * Refused ENOENT, EIO or EINVAL.
    */
   | { type: 'mountRead'; id: string; start: number; length: number; file: string; offset: number };
@@ -39,6 +39,12 @@ export interface MountListing {
 
 /** Most names one mountStatMany asks about. */
 export const MAX_STAT_MANY = 10_000;
+
+/**
+ * The files mountRead writes into: the mount's windows files (actors/objstore-mount/window-file.ts),
+ * `<shared memory or temp dir>/hostd-mount-<pid>-<random>/windows`; any other path is refused.
+ */
+export const MOUNT_WINDOWS_FILE_RE = /^\/(?:[^/]+\/)*hostd-mount-\d+-[^/]+\/windows$/;
 
 /** Refusals of mountRead, named as the errno the mount answers. */
 export type MountRefusal = 'ENOENT' | 'EIO' | 'EINVAL';

@@ -7,10 +7,9 @@
  * gives them: no percent-decoding (a file named `a%20b` is the object `a%20b`).
  */
 import { closeSync, openSync, writeSync } from 'node:fs';
-import { isAbsolute } from 'node:path';
 import { ReplyError } from '../../runtime/index.js';
 import { OBJECT_ID_RE } from '../../protocols/objstore/object-id.js';
-import { MAX_STAT_MANY, type MountEntry, type MountListing, type MountRefusal } from './messages.js';
+import { MAX_STAT_MANY, MOUNT_WINDOWS_FILE_RE, type MountEntry, type MountListing, type MountRefusal } from './messages.js';
 import { ObjectReader, StoreError, type StoreContext } from './store/index.js';
 
 /** Longest object path the store accepts (protocols/objstore/paths.ts): longer ones exist nowhere. */
@@ -78,8 +77,8 @@ export async function mountRead(store: StoreContext, msg: { id: string; start: n
   if (!Number.isSafeInteger(start) || start < 0 || !Number.isSafeInteger(length) || length < 0 || length > MAX_MOUNT_READ) {
     refuse('EINVAL', `a mount read takes a start >= 0 and a length from 0 to ${MAX_MOUNT_READ}, got ${start} and ${length}`);
   }
-  if (typeof file !== 'string' || !isAbsolute(file) || !Number.isSafeInteger(offset) || offset < 0) {
-    refuse('EINVAL', `a mount read writes into an absolute file path at an offset >= 0, got ${JSON.stringify(file)} at ${offset}`);
+  if (typeof file !== 'string' || !MOUNT_WINDOWS_FILE_RE.test(file) || file.includes('/../') || !Number.isSafeInteger(offset) || offset < 0) {
+    refuse('EINVAL', `a mount read writes into a mount windows file (.../hostd-mount-<pid>-<random>/windows) at an offset >= 0, got ${JSON.stringify(file)} at ${offset}`);
   }
   const rec = store.meta.objects.get(id);
   if (!rec) refuse('ENOENT', `object ${id} does not exist`);
