@@ -8,7 +8,6 @@
  * stale mount, which the next start clears (stale.ts).
  */
 import { createRequire } from 'node:module';
-import { setPriority } from 'node:os';
 import { mountOps, type Errnos } from './ops.js';
 import { WINDOW, type Window } from './read-ahead.js';
 import { AHEAD_SLOTS, WindowSlots } from './window-file.js';
@@ -24,19 +23,6 @@ const Fuse = createRequire(import.meta.url)('fuse-native') as Errnos & {
 };
 
 const args = JSON.parse(process.argv[2] ?? '{}') as FuseProcessArgs;
-
-/**
- * Each 128 KiB request of a reader is a chain of wake-ups (a FUSE thread, this main loop, the
- * FUSE thread again), each a few microseconds of work: on a busy machine every wake-up waits for
- * a CPU behind others' time slices. This process asks for niceness FUSE_NICE, set before the
- * FUSE threads exist (they inherit it); where that is not permitted (not root) it runs as it is.
- */
-const FUSE_NICE = -5;
-try {
-  setPriority(FUSE_NICE);
-} catch {
-  // not permitted: the default priority
-}
 const tell = (m: FromFuse) => process.send?.(m);
 
 let asked = 0;
