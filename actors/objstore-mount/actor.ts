@@ -2,7 +2,8 @@
  * The mount actor: keeps the object store's read-only FUSE mount served (messages.ts says why the
  * file system runs in a child process, fuse-process.ts). On its own thread in the object store's
  * supervision tree, after the store: it starts the FUSE process, answers its questions by asking
- * the store actor (mountStat, mountList, mountRead: the store's verified read path), and so a slow
+ * the store actor (mountStat, mountList, mountRead: the store's verified read path, which writes
+ * the bytes into the FUSE process's windows file, window-file.ts), and so a slow
  * disk holds up a FUSE read, never the HTTP front or the supervisors.
  *
  * Start: a stale mount at the path (a killed daemon's: ENOTCONN) is cleared with `fusermount -uz`
@@ -18,8 +19,8 @@ import { defineActor, refusalOf, ActorError, type ActorContext, type ActorRef } 
 import type { ObjstoreProtocol } from '../objstore/messages.js';
 import type { MountArgs, MountProtocol, MountStatus } from './messages.js';
 import { fusermountUnmount, mountPointState } from './stale.js';
-import { DATA_FD, DATA_HEADER, type FromFuse, type FuseProcessArgs, type Question, type ToFuse } from './wire.js';
-import type { Writable } from 'node:stream';
+import { createWindowFile, removeWindowFile, sweepWindowFiles } from './window-file.js';
+import type { FromFuse, FuseProcessArgs, Question, ToFuse } from './wire.js';
 
 const FUSE_PROCESS = fileURLToPath(new URL('./fuse-process.js', import.meta.url));
 const FIRST_RETRY_MS = 1000;
@@ -69,9 +70,13 @@ export class Mount {
   }
 
   private spawn(): Promise<void> {
-    const args: FuseProcessArgs = { path: this.ctx.args.path, opTimeoutMs: this.ctx.args.ioTimeoutMs * 2 + 10_000 };
-    const child = fork(FUSE_PROCESS, [JSON.stringify(args)], { serialization: 'advanced', execArgv: ['--enable-source-maps'], stdio: ['ignore', 'ignore', 'pipe', 'ipc', 'pipe'] });
+    const swept = sweepWindowFiles();
+    if (swept.length) this.ctx.log.warn({ swept }, `removed ${swept.length} windows file(s) of a killed daemon from shared memory`);
+    const windows = createWindowFile();
+    const args: FuseProcessArgs = { path: this.ctx.args.path, opTimeoutMs: this.ctx.args.ioTimeoutMs * 2 + 10_000, windows };
+    const child = fork(FUSE_PROCESS, [JSON.stringify(args)], { serialization: 'advanced', execArgv: ['--enable-source-maps'], stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
     this.child = child;
+    for (const ev of ['exit', 'error'] as const) child.once(ev, () => removeWindowFile(windows));
     let stderr = '';
     child.stderr!.setEncoding('utf8').on('data', (c: string) => {
       stderr = (stderr + c).slice(-2000);
@@ -84,7 +89,7 @@ export class Mount {
         reject(new Error(`the FUSE process did not mount ${args.path} within ${MOUNT_DEADLINE_MS} ms`));
       }, MOUNT_DEADLINE_MS);
       child.on('message', (m: FromFuse) => {
-        if (m.t === 'ask') return void this.answer(child, m);
+        if (m.t === 'ask') return void this.answer(child, windows, m);
         if (m.t === 'failed') return reject(new Error(`mounting ${args.path} failed: ${m.message}`));
         clearTimeout(deadline);
         mounted = true;
@@ -108,26 +113,13 @@ export class Mount {
     });
   }
 
-  /** One question of the FUSE process, asked of the store; any failure is answered as an errno. */
-  private async answer(child: ChildProcess, m: Ask): Promise<void> {
+  /** One question of the FUSE process, asked of the store (a read: into its windows file); any failure is answered as an errno. */
+  private async answer(child: ChildProcess, windows: string, m: Ask): Promise<void> {
     const store = this.ctx.ref<ObjstoreProtocol>(this.ctx.args.store);
     const timeoutMs = this.ctx.args.ioTimeoutMs * 2 + 5000;
     let a: Answer;
     try {
-      if (m.op === 'read') {
-        // The bytes go over the data pipe (wire.ts), not the IPC channel.
-        const data = await store.request({ type: 'mountRead', id: m.id, start: m.start, length: m.length }, { timeoutMs });
-        const header = Buffer.alloc(DATA_HEADER);
-        header.writeUInt32BE(m.n, 0);
-        header.writeUInt32BE(data.byteLength, 4);
-        const pipe = child.stdio[DATA_FD] as Writable | null;
-        if (pipe && !pipe.destroyed) {
-          pipe.write(header);
-          if (data.byteLength) pipe.write(new Uint8Array(data));
-        }
-        return;
-      }
-      a = { t: 'answer', n: m.n, errno: null, ...(await this.ask(store, m, timeoutMs)) };
+      a = { t: 'answer', n: m.n, errno: null, ...(await this.ask(store, windows, m, timeoutMs)) };
     } catch (err) {
       const code = refusalOf<ObjstoreProtocol>(err) ?? (err instanceof ActorError && err.code === 'TIMEOUT' ? 'ETIMEDOUT' : 'EIO');
       a = { t: 'answer', n: m.n, errno: code, message: (err as Error).message };
@@ -135,9 +127,11 @@ export class Mount {
     if (child.connected) child.send(a);
   }
 
-  private async ask(s: ActorRef<ObjstoreProtocol>, m: Exclude<Question, { op: 'read' }>, timeoutMs: number): Promise<Partial<Answer>> {
+  private async ask(s: ActorRef<ObjstoreProtocol>, windows: string, m: Question, timeoutMs: number): Promise<Partial<Answer>> {
     if (m.op === 'stat') return { entry: await s.request({ type: 'mountStat', path: m.path }, { timeoutMs }) };
     if (m.op === 'list') return { listing: await s.request({ type: 'mountList', path: m.path }, { timeoutMs }) };
+    // The store writes the bytes into the FUSE process's slot of the windows file.
+    if (m.op === 'read') return { bytes: await s.request({ type: 'mountRead', id: m.id, start: m.start, length: m.length, file: windows, offset: m.offset }, { timeoutMs }) };
     return { entries: await s.request({ type: 'mountStatMany', path: m.path, names: m.names }, { timeoutMs }) };
   }
 

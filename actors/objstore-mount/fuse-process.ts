@@ -3,14 +3,15 @@
  * fuse-native serves its callbacks on the main loop of the process that mounts, so the mount
  * lives here, in a process of its own, not on an actor's thread: its callbacks never wait behind
  * the daemon's main thread, and a crash of the native addon takes this process alone. Every
- * question goes to the actor over IPC (wire.ts). It unmounts and exits when asked, on SIGTERM,
+ * question goes to the actor over IPC (wire.ts); the bytes come through the windows file. It unmounts and exits when asked, on SIGTERM,
  * and when the actor's end of the channel goes away (the daemon died); a SIGKILL of it leaves a
  * stale mount, which the next start clears (stale.ts).
  */
 import { createRequire } from 'node:module';
 import { mountOps, type Errnos } from './ops.js';
-import { Socket } from 'node:net';
-import { DATA_FD, DATA_HEADER, type FromFuse, type FuseProcessArgs, type Question, type ToFuse } from './wire.js';
+import { WINDOW, type Window } from './read-ahead.js';
+import { AHEAD_SLOTS, WindowSlots } from './window-file.js';
+import { type FromFuse, type FuseProcessArgs, type Question, type ToFuse } from './wire.js';
 import type { MountEntry } from '../objstore/messages.js';
 
 interface FuseInstance {
@@ -34,41 +35,30 @@ function ask(q: Question): Promise<Extract<ToFuse, { t: 'answer' }>> {
   });
 }
 
-/** The data pipe (wire.ts): frames of read bytes, each answering the question it names. */
-let header = Buffer.alloc(0);
-let frame: { n: number; data: Buffer; got: number } | null = null;
-const data = new Socket({ fd: DATA_FD, readable: true, writable: false });
-data.on('data', (chunk: Buffer) => {
-  let off = 0;
-  while (off < chunk.length) {
-    if (!frame) {
-      const need = DATA_HEADER - header.length;
-      header = Buffer.concat([header, chunk.subarray(off, off + need)]);
-      off += Math.min(need, chunk.length - off);
-      if (header.length < DATA_HEADER) return;
-      frame = { n: header.readUInt32BE(0), data: Buffer.allocUnsafe(header.readUInt32BE(4)), got: 0 };
-      header = Buffer.alloc(0);
-    }
-    const take = Math.min(frame.data.length - frame.got, chunk.length - off);
-    chunk.copy(frame.data, frame.got, off, off + take);
-    frame.got += take;
-    off += take;
-    if (frame.got === frame.data.length) {
-      const { n, data: bytes } = frame;
-      frame = null;
-      const w = waiting.get(n);
-      waiting.delete(n);
-      w?.({ t: 'answer', n, errno: null, data: bytes });
-    }
+/** The windows file (window-file.ts): the store writes each fetched window into a slot of it. */
+const slots = new WindowSlots(args.windows, WINDOW, AHEAD_SLOTS);
+
+function readWindow(id: string, start: number, length: number, ahead: boolean): Promise<Window> | null {
+  const offset = slots.take(ahead);
+  return offset === null ? null : fill(offset, id, start, length);
+}
+
+async function fill(offset: number, id: string, start: number, length: number): Promise<Window> {
+  try {
+    const a = await ask({ op: 'read', id, start, length, offset });
+    return slots.window(offset, a.bytes ?? 0);
+  } catch (err) {
+    slots.retire(offset);
+    throw err;
   }
-});
+}
 
 const ops = mountOps(
   {
     stat: async (path) => (await ask({ op: 'stat', path })).entry ?? null,
     list: async (path) => (await ask({ op: 'list', path })).listing ?? null,
     statMany: async (path, names): Promise<Array<MountEntry | null>> => (await ask({ op: 'statMany', path, names })).entries ?? [],
-    read: async (id, start, length) => (await ask({ op: 'read', id, start, length })).data ?? new Uint8Array(0),
+    read: readWindow,
   },
   Fuse,
 );

@@ -9,14 +9,15 @@
  */
 import { objectIdTime } from '../../protocols/objstore/object-id.js';
 import type { MountEntry, MountListing } from '../objstore/messages.js';
-import { ReadAhead } from './read-ahead.js';
+import { ReadAhead, type Window } from './read-ahead.js';
 
 /** Where the operations get the namespace and the bytes (the actor, over IPC). Errors carry `errno`. */
 export interface Source {
   stat(path: string): Promise<MountEntry | null>;
   list(path: string): Promise<MountListing | null>;
   statMany(path: string, names: string[]): Promise<Array<MountEntry | null>>;
-  read(id: string, start: number, length: number): Promise<Uint8Array>;
+  /** a window of an object's bytes (where the store put them); one `ahead` of the reader may be declined (null) */
+  read(id: string, start: number, length: number, ahead: boolean): Promise<Window> | null;
 }
 
 /** The errno numbers fuse-native exports (Fuse.ENOENT ...), negative. */
@@ -106,7 +107,7 @@ export function mountOps(source: Source, E: Errnos, mountedAt: Date = new Date()
           if (e.dir) return cb(E.EISDIR);
           const fd = nextFd++;
           const id = e.id!;
-          files.set(fd, new ReadAhead((start, length) => source.read(id, start, length), e.size!));
+          files.set(fd, new ReadAhead((start, length, ahead) => source.read(id, start, length, ahead), e.size!));
           cb(0, fd);
         },
         (err) => cb(errno(err)),
@@ -115,9 +116,18 @@ export function mountOps(source: Source, E: Errnos, mountedAt: Date = new Date()
     read(_path: string, fd: number, buf: Buffer, len: number, pos: number, cb: Cb) {
       const file = files.get(fd);
       if (!file) return cb(E.EBADF);
+      // Most requests of a sequential reader find their window here: answered without a wait.
+      let now: number | undefined;
+      try {
+        now = file.readNow(buf, pos, len);
+      } catch (err) {
+        return cb(errno(err));
+      }
+      if (now !== undefined) return cb(now);
       file.read(buf, pos, len).then((n) => cb(n), (err) => cb(errno(err)));
     },
     release(_path: string, fd: number, cb: Cb) {
+      files.get(fd)?.close();
       files.delete(fd);
       cb(0);
     },

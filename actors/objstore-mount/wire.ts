@@ -1,19 +1,17 @@
 /**
- * The messages between the mount actor and its FUSE process (fuse-process.ts). Questions and
- * answers go over the child's IPC channel ('advanced' serialization); the bytes of a successful
- * read go over a pipe of their own (the child's fd DATA_FD), as frames of a DATA_HEADER-byte
- * header (u32 question number, u32 length, big-endian) and the bytes: Node's IPC channel moves
- * ~200 MiB/s of large messages here, a plain pipe several times that. One declaration for both sides.
+ * The messages between the mount actor and its FUSE process (fuse-process.ts), over the child's
+ * IPC channel ('advanced' serialization). The bytes of a read never cross it: the FUSE process
+ * names a slot of the windows file (window-file.ts) and the store writes the window there; the
+ * answer says how many bytes it wrote. One declaration for both sides.
  */
-export const DATA_FD = 4;
-export const DATA_HEADER = 8;
 import type { MountEntry, MountListing } from '../objstore/messages.js';
 
 export type Question =
   | { op: 'stat'; path: string }
   | { op: 'list'; path: string }
   | { op: 'statMany'; path: string; names: string[] }
-  | { op: 'read'; id: string; start: number; length: number };
+  /** bytes [start, start + length) of object `id`, written at `offset` of the windows file */
+  | { op: 'read'; id: string; start: number; length: number; offset: number };
 
 export type FromFuse =
   /** mounted: serving */
@@ -23,8 +21,8 @@ export type FromFuse =
   | ({ t: 'ask'; n: number } & Question);
 
 export type ToFuse =
-  /** errno: null, or the errno name the file system answers ('ENOENT', 'EIO', ...) */
-  | { t: 'answer'; n: number; errno: string | null; message?: string; entry?: MountEntry | null; listing?: MountListing | null; entries?: Array<MountEntry | null>; data?: Uint8Array }
+  /** errno: null, or the errno name the file system answers ('ENOENT', 'EIO', ...); `bytes`: a read's count */
+  | { t: 'answer'; n: number; errno: string | null; message?: string; entry?: MountEntry | null; listing?: MountListing | null; entries?: Array<MountEntry | null>; bytes?: number }
   /** unmount and exit */
   | { t: 'unmount' };
 
@@ -33,4 +31,6 @@ export interface FuseProcessArgs {
   path: string;
   /** a FUSE operation not answered in this time fails with ETIMEDOUT (fuse-native's own timer) */
   opTimeoutMs: number;
+  /** the windows file (window-file.ts), made by the actor */
+  windows: string;
 }

@@ -141,7 +141,7 @@ export default defineActor<ObjstoreProtocol, null, ObjstoreArgs, Running>({
     mountStat: (msg, _ctx, running) => mountStat(running.store, msg.path),
     mountList: (msg, _ctx, running) => mountList(running.store, msg.path),
     mountStatMany: (msg, _ctx, running) => mountStatMany(running.store, msg.path, msg.names),
-    mountRead: (msg, _ctx, running) => mountRead(running.store, msg.id, msg.start, msg.length),
+    mountRead: (msg, _ctx, running) => mountRead(running.store, msg),
   },
 });
 

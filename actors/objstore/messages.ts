@@ -16,8 +16,12 @@ export type ObjstoreMsg =
   | { type: 'mountList'; path: string }
   /** the entries `names` of container `path` (each null where there is none), at most MAX_STAT_MANY */
   | { type: 'mountStatMany'; path: string; names: string[] }
-  /** bytes [start, start + length) of an object, verified (fewer at its end); refused ENOENT, EIO or EINVAL */
-  | { type: 'mountRead'; id: string; start: number; length: number };
+  /**
+   * bytes [start, start + length) of an object, verified (fewer at its end), written into the
+   * existing file `file` at `offset` (a mount windows file: MOUNT_WINDOWS_FILE_RE); the answer is their count.
+   * Refused ENOENT, EIO or EINVAL.
+   */
+  | { type: 'mountRead'; id: string; start: number; length: number; file: string; offset: number };
 
 /** An entry of the mount's namespace: a container (dir) or an object with its id and exact size. */
 export interface MountEntry {
@@ -36,6 +40,12 @@ export interface MountListing {
 /** Most names one mountStatMany asks about. */
 export const MAX_STAT_MANY = 10_000;
 
+/**
+ * The files mountRead writes into: the mount's windows files (actors/objstore-mount/window-file.ts),
+ * `<shared memory or temp dir>/hostd-mount-<pid>-<random>/windows`; any other path is refused.
+ */
+export const MOUNT_WINDOWS_FILE_RE = /^\/(?:[^/]+\/)*hostd-mount-\d+-[^/]+\/windows$/;
+
 /** Refusals of mountRead, named as the errno the mount answers. */
 export type MountRefusal = 'ENOENT' | 'EIO' | 'EINVAL';
 
@@ -51,7 +61,7 @@ export interface ObjstoreReplies {
   mountStat: MountEntry | null;
   mountList: MountListing | null;
   mountStatMany: Array<MountEntry | null>;
-  mountRead: ArrayBuffer;
+  mountRead: number;
 }
 
 export type ObjstoreProtocol = Protocol<ObjstoreMsg, ObjstoreReplies, MountRefusal>;

@@ -2,12 +2,14 @@
  * What the store actor answers for the read-only mount (actors/objstore-mount, on its own thread
  * and process): the namespace, from the metadata, and an object's bytes, through the same verified
  * read as GET (ObjectReader: a bad slice is rebuilt from parity; an object that cannot be read is
- * refused EIO, never answered with unverified bytes). Paths are FUSE paths, raw as the kernel
+ * refused EIO, never answered with unverified bytes), written into the mount's windows file
+ * (actors/objstore-mount/window-file.ts). Paths are FUSE paths, raw as the kernel
  * gives them: no percent-decoding (a file named `a%20b` is the object `a%20b`).
  */
-import { ReplyError, withTransfer } from '../../runtime/index.js';
+import { closeSync, openSync, writeSync } from 'node:fs';
+import { ReplyError } from '../../runtime/index.js';
 import { OBJECT_ID_RE } from '../../protocols/objstore/object-id.js';
-import { MAX_STAT_MANY, type MountEntry, type MountListing, type MountRefusal } from './messages.js';
+import { MAX_STAT_MANY, MOUNT_WINDOWS_FILE_RE, type MountEntry, type MountListing, type MountRefusal } from './messages.js';
 import { ObjectReader, StoreError, type StoreContext } from './store/index.js';
 
 /** Longest object path the store accepts (protocols/objstore/paths.ts): longer ones exist nowhere. */
@@ -65,27 +67,49 @@ export function mountStatMany(store: StoreContext, path: string, names: string[]
   return names.map((n) => (typeof n === 'string' && n && !n.includes('/') ? mountStat(store, prefix + n) : null));
 }
 
-/** Bytes [start, start + length) of object `id`, clipped at its end, verified like a GET's. */
-export async function mountRead(store: StoreContext, id: string, start: number, length: number) {
+/**
+ * Bytes [start, start + length) of object `id`, clipped at its end, verified like a GET's, written
+ * into the mount's windows file `file` (which must exist) at `offset`, piece by piece straight from
+ * the read buffers (no concatenation: the FUSE process reads them from there); their count.
+ */
+export async function mountRead(store: StoreContext, msg: { id: string; start: number; length: number; file: string; offset: number }): Promise<number> {
+  const { id, start, length, file, offset } = msg;
   if (!Number.isSafeInteger(start) || start < 0 || !Number.isSafeInteger(length) || length < 0 || length > MAX_MOUNT_READ) {
     refuse('EINVAL', `a mount read takes a start >= 0 and a length from 0 to ${MAX_MOUNT_READ}, got ${start} and ${length}`);
+  }
+  if (typeof file !== 'string' || !MOUNT_WINDOWS_FILE_RE.test(file) || file.includes('/../') || !Number.isSafeInteger(offset) || offset < 0) {
+    refuse('EINVAL', `a mount read writes into a mount windows file (.../hostd-mount-<pid>-<random>/windows) at an offset >= 0, got ${JSON.stringify(file)} at ${offset}`);
   }
   const rec = store.meta.objects.get(id);
   if (!rec) refuse('ENOENT', `object ${id} does not exist`);
   const end = Math.min(rec.size, start + length);
-  const out = new Uint8Array(Math.max(0, end - start));
-  if (out.byteLength === 0) return withTransfer(out.buffer, []);
+  const want = Math.max(0, end - start);
+  if (want === 0) return 0;
+  let fd: number;
+  try {
+    // 'r+': never created or truncated here; the mount made it.
+    fd = openSync(file, 'r+');
+  } catch (err) {
+    refuse('EIO', `the mount's windows file: ${(err as Error).message}`);
+  }
   let off = 0;
   try {
     for await (const piece of new ObjectReader(store, rec).range(start, end - 1)) {
-      out.set(piece, off);
+      // Synchronous: a piece is valid until the next is asked for; tmpfs takes it as a memcpy.
+      writeFullSync(fd, piece, offset + off);
       off += piece.byteLength;
     }
   } catch (err) {
     if (err instanceof StoreError && err.status === 404) refuse('ENOENT', err.message);
     store.log.warn({ objectId: id, start, length, err: (err as Error).message }, 'mount read failed: answered EIO');
     refuse('EIO', (err as Error).message);
+  } finally {
+    closeSync(fd);
   }
-  if (off !== out.byteLength) refuse('EIO', `object ${id}: read ${off} of ${out.byteLength} bytes`);
-  return withTransfer(out.buffer, [out.buffer]);
+  if (off !== want) refuse('EIO', `object ${id}: read ${off} of ${want} bytes`);
+  return off;
+}
+
+function writeFullSync(fd: number, bytes: Uint8Array, position: number): void {
+  for (let done = 0; done < bytes.byteLength; ) done += writeSync(fd, bytes, done, bytes.byteLength - done, position + done);
 }

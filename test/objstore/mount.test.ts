@@ -11,7 +11,7 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,6 +25,8 @@ import { MOUNT_ID, MOUNT_PATH, type MountProtocol } from '../../actors/objstore-
 import { objectIdTime } from '../../protocols/objstore/object-id.js';
 import { DEFAULT_CHUNK_SIZE } from '../../protocols/objstore/layout.js';
 import { mountPointState } from '../../actors/objstore-mount/stale.js';
+import type { ObjstoreProtocol } from '../../actors/objstore/messages.js';
+import { refusalOf } from '../../runtime/index.js';
 
 interface Obj {
   path: string;
@@ -267,6 +269,37 @@ test.serial('more disks failing than parity covers: reads answer EIO, never unve
   await t.throwsAsync(read(join(mnt, obj(t, '/mnt/sizes/stripes').id)), { code: 'EIO' });
 });
 
+test.serial('mountRead writes into a mount windows file only: any other path or offset is refused, nothing written or created', async (t) => {
+  const store = t.context.store.system.ref<ObjstoreProtocol>('objstore');
+  const o = obj(t, '/mnt/sizes/stripes');
+  const victim = join(t.context.scratch, 'victim');
+  writeFileSync(victim, 'keep');
+  const refused: Array<[string, number]> = [
+    [victim, 0],
+    ['relative/hostd-mount-1-x/windows', 0],
+    [`${t.context.scratch}/hostd-mount-1-x/../../victim/windows`, 0],
+    [`${t.context.scratch}/hostd-mount-x-1/windows`, 0],
+    [`${t.context.scratch}/hostd-mount-1-x/windows`, -1],
+    [`${t.context.scratch}/hostd-mount-1-x/windows`, 0.5],
+  ];
+  for (const [file, offset] of refused) {
+    const err = await t.throwsAsync(store.request({ type: 'mountRead', id: o.id, start: 0, length: 100, file, offset }));
+    t.is(refusalOf<ObjstoreProtocol>(err), 'EINVAL', `${file} at ${offset}`);
+  }
+  t.is(readFileSync(victim, 'utf8'), 'keep');
+  // The right form, but no such file: never created (EIO: the mount that made it is gone).
+  const gone = join(t.context.scratch, 'hostd-mount-1-gone', 'windows');
+  const err = await t.throwsAsync(store.request({ type: 'mountRead', id: o.id, start: 0, length: 100, file: gone, offset: 0 }));
+  t.is(refusalOf<ObjstoreProtocol>(err), 'EIO');
+  t.false(existsSync(gone));
+  // And a real one gets the object's bytes at the offset asked.
+  const dir = join(t.context.scratch, 'hostd-mount-1-real');
+  mkdirSync(dir);
+  writeFileSync(join(dir, 'windows'), '');
+  t.is(await store.request({ type: 'mountRead', id: o.id, start: 1000, length: 5000, file: join(dir, 'windows'), offset: 777 }), 5000);
+  t.true(readFileSync(join(dir, 'windows')).subarray(777).equals(o.body.subarray(1000, 6000)));
+});
+
 test.serial('the FUSE process killed: the actor clears the stale mount and mounts again', async (t) => {
   const ref = t.context.store.system.ref<MountProtocol>(MOUNT_ID);
   const before = await ref.request({ type: 'status' });
@@ -291,6 +324,8 @@ test.serial('the mount actor stopped: the FUSE process unmounts and exits; a new
   await store.system.stopChild(MOUNT_ID);
   t.is(await mountPointState(mnt), 'free');
   t.throws(() => process.kill(before.pid!, 0), { code: 'ESRCH' }, 'the FUSE process is gone');
+  const shm = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
+  t.deepEqual(readdirSync(shm).filter((n) => n.startsWith(`hostd-mount-${process.pid}-`)), [], 'its windows file is removed');
   await store.system.start({
     id: 'test.mount.again',
     children: [{ id: MOUNT_ID, module: MOUNT_MODULE, args: mountArgs({ mountPath: mnt, ioTimeoutMs: 3000 }), placement: { mode: 'dedicated' } }],
