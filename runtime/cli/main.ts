@@ -23,6 +23,8 @@ const MAIN_HELP = `hostd — storage-and-voice host daemon
 Usage:
   hostd daemon [options]        run the daemon (object store, media bridge, gateway, deployer)
   hostd inspect [id] [options]  list or show the actors' durable checkpoints
+  hostd restore [options]       rebuild the object store's record database from the disks
+  hostd backup <file>           copy the record database while the daemon serves
   hostd deployer token create   issue an admin token of the deployment service
   hostd help [command]          show help for a command
   hostd --version               print the version
@@ -154,6 +156,10 @@ export async function main(argv: string[], catalogue: ServiceCatalogue): Promise
         await inspect({ stateDir, id: positionals[0], json: values.json ?? false }, out);
         return 0;
       }
+      case 'restore': // hostd restore … = hostd objstore restore … (actors/objstore/journal/cli.ts)
+        return await main(['objstore', command, ...rest], catalogue);
+      case 'backup': // hostd backup … = hostd objstore backup …
+        return await main(['objstore', command, ...rest], catalogue);
       default: {
         // a service's own command: hostd <service> …
         const def = (SERVICE_NAMES as readonly string[]).includes(command) ? (await loadDefinitions(catalogue)).find((d) => d.name === command) : undefined;

@@ -214,13 +214,6 @@ export class ObjectWriter {
       await this.abort();
       throw new StoreError(456, 'MD5_MISMATCH', `Content-MD5 ${this.req.expectedMd5} does not match the received bytes (${md5}); nothing was stored`, [['X-Received-MD5', md5]]);
     }
-    try {
-      await this.intentDurable;
-      await Promise.all(this.volumes.map((vol, index) => (this.committed.has(index) ? null : this.vol(vol).request({ type: 'commit', objectId: this.id, index }))));
-    } catch (err) {
-      await this.abort();
-      throw this.asStoreError(err);
-    }
     const rec: ObjectRecord = {
       id: this.id,
       path: this.req.path,
@@ -234,7 +227,18 @@ export class ObjectWriter {
       parityVolumes: this.volumes.slice(this.geometry.k),
       createdAt: Date.now(),
     };
-    const c = await this.ctx.meta.commitObject(rec);
+    // The journal record's flush overlaps the slice commits (journal/journal.ts: it must be
+    // durable before the record commits, not before the slices do).
+    const logged = this.ctx.meta.logAhead(rec);
+    try {
+      await this.intentDurable;
+      await Promise.all(this.volumes.map((vol, index) => (this.committed.has(index) ? null : this.vol(vol).request({ type: 'commit', objectId: this.id, index }))));
+    } catch (err) {
+      this.ctx.meta.dropAhead(logged);
+      await this.abort();
+      throw this.asStoreError(err);
+    }
+    const c = await this.ctx.meta.commitObject(rec, logged);
     if (c) {
       await this.abort();
       throw conflictError(rec.path, c);
