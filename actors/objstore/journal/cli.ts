@@ -58,8 +58,10 @@ function fail(msg: string, code = 2): number {
 /** The report, as lines for a person. */
 export function reportLines(r: RestoreResult): string[] {
   const rep = r.report;
+  const others = r.volumes.skipped.filter((s) => s.reason === 'other-instance').length;
   const lines = [
-    `volumes found: ${r.volumes.found.join(', ')}${r.volumes.skipped.length ? `; left unused: ${r.volumes.skipped.map((s) => `${s.device} (${s.reason})`).join(', ')}` : ''}`,
+    `volumes found: ${r.volumes.found.join(', ')}${others ? `; ${others} disk(s) of other instances left alone` : ''}`,
+    ...r.volumes.skipped.filter((s) => s.reason !== 'other-instance').map((s) => `  left unused: ${s.device}: ${s.message}`),
     r.snapshot ? `snapshot: ${r.snapshot.id} taken ${r.snapshot.takenAt}, ${r.snapshot.objects} objects, journal replayed from ${r.snapshot.replayFrom}` : 'snapshot: none (the journal alone)',
     ...r.unreadable.map((u) => `  not usable: snapshot ${u.id}: ${u.why}`),
     `journal: ${r.journal.records} records in ${r.journal.segments} segment(s), ${r.journal.replayed} replayed; ${r.journal.tornTails} torn tail(s), ${r.journal.corruptLines} corrupt line(s)${r.journal.conflicts.length ? `, conflicting records ${r.journal.conflicts.join(', ')}` : ''}`,
