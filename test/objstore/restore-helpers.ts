@@ -3,7 +3,7 @@
  * (restore and backup are commands of their own, run without the daemon), objects PUT with their
  * MIME type, and the byte-exact read-back with the headers a restore must give back.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -85,4 +85,73 @@ export function journalFiles(stateDir: string): Map<string, string[]> {
     if (existsSync(dir)) out.set(m, readdirSync(dir).filter((f) => f.endsWith('.jnl')));
   }
   return out;
+}
+
+const CHILD = fileURLToPath(new URL('./store-child.js', import.meta.url));
+
+export interface ChildStore {
+  proc: ChildProcess;
+  url: string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/**
+ * A store in a child process over `stateDir` (store-child.ts), so a test can kill -9 it; killed by
+ * the teardown of `t` if still running.
+ */
+export function childStore(t: { teardown(fn: () => void | Promise<void>): void }, stateDir: string): Promise<ChildStore> {
+  const proc = spawn(process.execPath, ['--enable-source-maps', CHILD, JSON.stringify({ stateDir })], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => proc.on('exit', (code, signal) => resolve({ code, signal })));
+  t.teardown(async () => {
+    if (proc.exitCode === null && proc.signalCode === null) {
+      proc.kill('SIGKILL');
+      await exited;
+    }
+  });
+  let err = '';
+  proc.stderr!.setEncoding('utf8').on('data', (c: string) => (err = (err + c).slice(-4000)));
+  return new Promise((resolve, reject) => {
+    let buf = '';
+    let url: string | null = null;
+    const timer = setTimeout(() => {
+      proc.kill('SIGKILL');
+      reject(new Error(`the store child did not come up within 120 s: ${err}`));
+    }, 120_000);
+    proc.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      buf += chunk;
+      for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
+        const line = buf.slice(0, i);
+        buf = buf.slice(i + 1);
+        if (url || !line.startsWith('{"url"')) continue;
+        url = (JSON.parse(line) as { url: string }).url;
+        clearTimeout(timer);
+        resolve({ proc, url, exited });
+      }
+    });
+    void exited.then((e) => {
+      clearTimeout(timer);
+      if (!url) reject(new Error(`the store child exited (${e.code ?? e.signal}) before serving: ${err}`));
+    });
+  });
+}
+
+/**
+ * `hostd restore` in a child process, killed with SIGKILL as soon as its output shows `when`
+ * (a progress line); resolves with what it printed and how it ended.
+ */
+export async function restoreKilledAt(args: string[], when: RegExp): Promise<{ stdout: string; signal: NodeJS.Signals | null; code: number | null }> {
+  const release = await startLock();
+  try {
+    const proc = spawn(process.execPath, [BIN, 'restore', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    proc.stdout!.setEncoding('utf8').on('data', (c: string) => {
+      stdout += c;
+      if (when.test(stdout) && proc.exitCode === null) proc.kill('SIGKILL');
+    });
+    proc.stderr!.resume();
+    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => proc.on('exit', (c, s) => resolve([c, s])));
+    return { stdout, signal, code };
+  } finally {
+    release();
+  }
 }

@@ -1,52 +1,52 @@
 /**
  * Reading what `hostd restore` needs straight from the mounted volumes, with no record database
- * and no actor running: whether an object's slices are on disk (their headers), a whole object
+ * and no actor running: whether an object's slices are on disk (their files), a whole object
  * from its slices (the snapshot: data slices, rebuilt from parity where one is missing or bad, every
  * chunk's CRC checked), and every journal segment.
  */
-import { closeSync, openSync, readSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ObjectRecord } from '../../../protocols/objstore/headers.js';
 import { decodeSegment, mergeReplicas, segmentName, type JournalRecord } from '../../../protocols/objstore/journal-format.js';
-import { chunkCrc, chunkOffset, decodeSliceHeader, headerMismatch, SLICE_HEADER_BYTES } from '../../../protocols/objstore/slice-format.js';
+import { chunkCrc, chunkOffset, decodeSliceHeader, headerMismatch } from '../../../protocols/objstore/slice-format.js';
 import { dataChunkLength, geometry, parityChunkLength, sliceChunkLengths, sliceHeaderFor } from '../../../protocols/objstore/stripes.js';
 import type { SliceCount } from '../../../protocols/objstore/journal-replay.js';
-import { SlicePaths } from '../../volume/slice-paths.js';
+import { SlicePaths, TMP_SUFFIX } from '../../volume/slice-paths.js';
 import { reconstruct } from '../store/erasure.js';
 import { journalDir, listSegments } from './journal.js';
 
 /** Volume id -> its mount point: the volumes found on the disks. */
 export type Mounts = ReadonlyMap<number, string>;
 
-/** The header of slice `index` of `id` on the volume at `mount`: null when absent or unreadable. */
-function readHeader(mount: string, id: string, index: number): ReturnType<typeof decodeSliceHeader> | null {
-  let fd: number;
-  try {
-    fd = openSync(new SlicePaths(mount).final(id, index), 'r');
-  } catch {
-    return null;
-  }
-  try {
-    const buf = Buffer.alloc(SLICE_HEADER_BYTES);
-    if (readSync(fd, buf, 0, SLICE_HEADER_BYTES, 0) !== SLICE_HEADER_BYTES) return null;
-    const h = decodeSliceHeader(buf);
-    return h.objectId.toLowerCase() === id.toLowerCase() && h.index === index ? h : null;
-  } catch {
-    return null;
-  } finally {
-    closeSync(fd);
-  }
+/**
+ * The committed slice files on every volume found, by volume: one directory listing per slice
+ * directory (256 per volume) instead of one open per slice, so checking 100 000 objects costs
+ * the listings, not 300 000 opens. A slice counts as on disk when its committed file is there
+ * (a slice becomes visible by its rename at commit: a temp file does not count).
+ */
+export async function indexSlices(mounts: Mounts): Promise<Map<number, Set<string>>> {
+  const out = new Map<number, Set<string>>();
+  await Promise.all(
+    [...mounts].map(async ([volume, mount]) => {
+      const names = new Set<string>();
+      const root = new SlicePaths(mount).root;
+      const dirs = await readdir(root).catch(() => [] as string[]);
+      for (const d of dirs) for (const f of await readdir(join(root, d)).catch(() => [] as string[])) if (!f.endsWith(TMP_SUFFIX)) names.add(f);
+      out.set(volume, names);
+    }),
+  );
+  return out;
 }
 
-/** Count an object's slices on the disks: present (a header naming it), or unknown (volume not found). */
-export function countSlices(mounts: Mounts, rec: { id: string; volumes: readonly number[] }): SliceCount {
+/** Count an object's slices on the disks: present (its file is there), or unknown (volume not found). */
+export function countSlices(index: ReadonlyMap<number, ReadonlySet<string>>, rec: { id: string; volumes: readonly number[] }): SliceCount {
   let present = 0;
   let unknown = 0;
-  rec.volumes.forEach((v, index) => {
-    const mount = mounts.get(v);
-    if (mount === undefined) unknown++;
-    else if (readHeader(mount, rec.id, index)) present++;
+  const stem = rec.id.slice(1).toLowerCase();
+  rec.volumes.forEach((v, i) => {
+    const names = index.get(v);
+    if (!names) unknown++;
+    else if (names.has(`${stem}.${i}`)) present++;
   });
   return { present, unknown };
 }

@@ -20,7 +20,7 @@ import { decodeSnapshot, knownSnapshots, type Pointer, type PointerEntry } from 
 import { openEnvironment, ENV_FILE } from '../../../runtime/checkpoint/store.js';
 import { discoverVolumes, type FoundVolume, type SkippedDisk } from '../../volume/disks.js';
 import { Metadata, type VolumeRecord } from '../metadata.js';
-import { countSlices, readJournals, readObject, type JournalRead, type Mounts } from './disk-read.js';
+import { countSlices, indexSlices, readJournals, readObject, type JournalRead, type Mounts } from './disk-read.js';
 import { readPointer } from './pointer.js';
 
 export class RestoreError extends Error {
@@ -78,7 +78,9 @@ export async function restore(opts: RestoreOptions): Promise<RestoreResult> {
   if (!found.length) throw new RestoreError(`no volume of this instance (${instanceId}) was found on the disks${skipped.length ? ` (${skipped.map((s) => s.message).join('; ')})` : ''}`);
   const mounts: Mounts = new Map(found.map((f) => [f.volumeId, f.mountPoint]));
   say(`found ${found.length} volume(s): ${found.map((f) => `${f.volumeId} (${f.device})`).join(', ')}`);
-  const probe = (r: { id: string; volumes: readonly number[] }) => countSlices(mounts, r);
+  say('listing the slices on the volumes');
+  const slices = await indexSlices(mounts);
+  const probe = (r: { id: string; volumes: readonly number[] }) => countSlices(slices, r);
 
   let state: RestoreState;
   let report = newReport();
