@@ -4,9 +4,10 @@
  * the snapshot job on every present volume, atomically (temp file, fsync, rename, fsync of the
  * directory), so a crash leaves the old pointer or the new one, never half of one.
  */
-import { open, readFile, rename, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SERVICE_DIR } from '../../../protocols/objstore/identity.js';
+import { writeFileDurably } from '../../volume/durable-file.js';
 import { decodePointer, encodePointer, POINTER_FILE, type Pointer } from '../../../protocols/objstore/snapshot-format.js';
 
 export function pointerPath(mountPoint: string): string {
@@ -30,25 +31,5 @@ export async function readPointer(mountPoint: string): Promise<Pointer | null | 
 }
 
 export async function writePointer(mountPoint: string, p: Pointer): Promise<void> {
-  const final = pointerPath(mountPoint);
-  const tmp = `${final}.tmp`;
-  const fh = await open(tmp, 'w', 0o600);
-  try {
-    await fh.writeFile(encodePointer(p));
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-  try {
-    await rename(tmp, final);
-  } catch (err) {
-    await rm(tmp, { force: true });
-    throw err;
-  }
-  const dir = await open(join(mountPoint, SERVICE_DIR), 'r');
-  try {
-    await dir.sync();
-  } finally {
-    await dir.close();
-  }
+  await writeFileDurably(pointerPath(mountPoint), encodePointer(p));
 }
