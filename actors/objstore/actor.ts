@@ -16,7 +16,9 @@ import { handleObject } from './http/objects.js';
 import { closeFront, createFront, listenFront } from './http/server.js';
 import type { ObjstoreArgs, ObjstoreInfo, ObjstoreProtocol } from './messages.js';
 import { BufferPool, coders, Metadata, removeSlices, type StoreContext } from './store/index.js';
-import { Volumes } from './volumes.js';
+import { busGroup, Volumes } from './volumes.js';
+import { Journal, type JournalTarget } from './journal/journal.js';
+import { Snapshots } from './journal/snapshots.js';
 import { reportOn } from './metrics.js';
 import { SCHEDULER_ID, type SchedulerProtocol } from '../scheduler/messages.js';
 import { keyNotices, Notifier, unhealthyNotice } from './notify.js';
@@ -40,9 +42,11 @@ class Running {
     readonly hotplug: Hotplug,
     readonly kmsg: KmsgWatch,
     readonly identify: Identify,
+    readonly journal: Journal | null,
+    readonly snapshots: Snapshots,
   ) {}
 
-  close(): void {
+  async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     this.hotplug.close();
@@ -50,6 +54,7 @@ class Running {
     this.identify.close();
     closeFront(this.server);
     reportOn(null);
+    await this.journal?.close();
   }
 }
 
@@ -93,11 +98,15 @@ async function start(ctx: ActorContext<null, ObjstoreArgs>): Promise<Running> {
   await cleanUpIntents(store, booted.present);
   const stale = await meta.dropStaleFaults();
   if (stale) ctx.log.info({ dropped: stale }, 'dropped the faults of objects that no longer exist');
+  const journal = args.journal ? await Journal.open({ log: ctx.log, replicas: args.journalReplicas, targets: () => journalTargets(volumes) }) : null;
+  meta.journal = journal;
+  if (journal) volumes.onRelease = (id) => journal.release(id);
+  const snapshots = new Snapshots({ store, journal, disks: () => volumes.presentDisks(), log: ctx.log });
   const scheduler = ctx.ref<SchedulerProtocol>(SCHEDULER_ID);
   const identify = new Identify(ctx.log);
   const hotplug = new Hotplug({ volumes, notifier, log: ctx.log, scanIntervalMs: args.deviceScanIntervalMs, disableUdev: args.disableUdev });
   const server = createFront(
-    (r, url, query) => (url.startsWith('/$/') ? handleManage(store, volumes, scheduler, r, url, query, { notifier, hotplug, identify }) : handleObject(store, r, url, query)),
+    (r, url, query) => (url.startsWith('/$/') ? handleManage(store, volumes, scheduler, r, url, query, { notifier, hotplug, identify, journal, snapshots }) : handleObject(store, r, url, query)),
     { maxHeaderBytes: args.maxHeaderBytes, headersTimeoutMs: args.headersTimeoutMs, keepAliveTimeoutMs: args.keepAliveTimeoutMs },
   );
   let port: number;
@@ -105,6 +114,7 @@ async function start(ctx: ActorContext<null, ObjstoreArgs>): Promise<Running> {
     port = await listenFront(server, args.host, args.port);
   } catch (err) {
     closeFront(server);
+    await journal?.close();
     throw err;
   }
   await hotplug.start();
@@ -112,7 +122,7 @@ async function start(ctx: ActorContext<null, ObjstoreArgs>): Promise<Running> {
   kmsg.start();
   reportOn({ meta, volumes });
   ctx.log.info({ port, present: booted.present, missing: booted.missing }, 'object store listening');
-  return new Running(store, volumes, server, { port, volumes: booted, instanceId: volumes.instanceId }, notifier, hotplug, kmsg, identify);
+  return new Running(store, volumes, server, { port, volumes: booted, instanceId: volumes.instanceId }, notifier, hotplug, kmsg, identify, journal, snapshots);
 }
 
 export default defineActor<ObjstoreProtocol, null, ObjstoreArgs, Running>({
@@ -133,6 +143,8 @@ export default defineActor<ObjstoreProtocol, null, ObjstoreArgs, Running>({
     const readSmartLogged = () => void readSmart().catch((err: Error) => ctx.log.warn({ err: err.message }, 'reading SMART data failed'));
     readSmartLogged();
     ctx.setInterval(readSmartLogged, SMART_REFRESH_MS);
+    const everyMs = ctx.args.snapshotIntervalMinutes * 60_000;
+    if (everyMs > 0) ctx.setInterval(() => void snapshotIfDue(running, everyMs).catch((err: Error) => ctx.log.warn({ err: err.message }, 'the scheduled snapshot check failed')), Math.min(60_000, everyMs));
     return running;
   },
   handlers: {
@@ -144,6 +156,31 @@ export default defineActor<ObjstoreProtocol, null, ObjstoreArgs, Running>({
     mountRead: (msg, _ctx, running) => mountRead(running.store, msg),
   },
 });
+
+/**
+ * The volumes that may carry the journal: present, not deleted, healthy and writable first (by
+ * id within each kind, so the choice is stable across restarts).
+ */
+function journalTargets(volumes: Volumes): JournalTarget[] {
+  const recs = new Map(volumes.records(false).map((r) => [r.id, r]));
+  const rank = (id: number) => {
+    const r = recs.get(id);
+    return !r ? 2 : r.isHealthy && !r.isReadOnly ? 0 : 1;
+  };
+  return volumes
+    .presentDisks()
+    .filter((d) => recs.has(d.id))
+    .sort((a, b) => rank(a.id) - rank(b.id) || a.id - b.id)
+    .map((d) => ({ id: d.id, mountPoint: d.mountPoint, busGroup: busGroup(d.device) }));
+}
+
+/** Take a scheduled snapshot when the newest good one is older than the interval (or there is none). */
+async function snapshotIfDue(running: Running, everyMs: number): Promise<void> {
+  if (running.snapshots.running || !running.volumes.presentDisks().length) return;
+  const newest = (await running.snapshots.known())[0];
+  if (newest && Date.now() - newest.takenAt < everyMs) return;
+  await running.snapshots.take().done;
+}
 
 /**
  * PUTs that did not finish (a crash, a kill -9): remove their slices, then their intents; and

@@ -1,6 +1,6 @@
 /**
- * The object store's own commands, run without the daemon: `hostd recover ...` reaches `recover`
- * here (runtime/cli/main.ts dispatches the top-level name to this service command). One entry per
+ * The object store's own commands, run without the daemon: `hostd recover|restore|backup ...`
+ * reach them here (runtime/cli/main.ts dispatches the top-level name to this service command). One entry per
  * command, its module loaded only when it runs (the daemon loads this file with the service).
  */
 import type { ServiceCommand } from '../../runtime/service.js';
@@ -9,6 +9,8 @@ type Run = (args: string[], out: (line: string) => void) => Promise<number>;
 
 const COMMANDS: Record<string, () => Promise<Run>> = {
   recover: async () => (await import('./recovery/cli.js')).recoverCommand,
+  restore: async () => (await import('./journal/cli.js')).restoreCommand,
+  backup: async () => (await import('./journal/cli.js')).backupCommand,
 };
 
 export const objstoreCommand: ServiceCommand = {
@@ -20,6 +22,13 @@ export const objstoreCommand: ServiceCommand = {
       process.stderr.write(`hostd objstore: unknown command ${JSON.stringify(name)} (commands: ${Object.keys(COMMANDS).join(', ')})\n`);
       return 2;
     }
-    return (await load())(rest, out);
+    try {
+      return await (await load())(rest, out);
+    } catch (err) {
+      // a bad option: named, with the help of this command (not of `hostd objstore`)
+      if (!(err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) throw err;
+      process.stderr.write(`hostd: ${(err as Error).message}; see 'hostd ${name} --help'\n`);
+      return 2;
+    }
   },
 };

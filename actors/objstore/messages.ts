@@ -101,6 +101,11 @@ export interface ObjstoreArgs {
   /** the kernel-log watcher: how often it reads /dev/kmsg (0: off), and its cooldown per volume */
   syslogWatchIntervalMs: number;
   syslogVerifyCooldownMs: number;
+  /** the metadata journal (journal/journal.ts): on by default; off only to measure what it costs */
+  journal: boolean;
+  journalReplicas: number;
+  /** minutes between scheduled snapshots of the records (0: on demand only) */
+  snapshotIntervalMinutes: number;
 }
 
 export const OBJSTORE_ID = 'objstore';

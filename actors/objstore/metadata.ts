@@ -21,6 +21,16 @@ import { volumeOf } from '../../protocols/objstore/layout.js';
 import { ancestors } from '../../protocols/objstore/paths.js';
 import type { ObjectRecord } from '../../protocols/objstore/headers.js';
 import type { EncryptProgress } from '../../protocols/objstore/volume-view.js';
+import type { JournalOp } from '../../protocols/objstore/journal-format.js';
+
+/**
+ * The metadata journal as the records see it (journal/journal.ts): a change is appended (and
+ * durable) before its transaction, and settled after it, committed or not.
+ */
+export interface MetaJournal {
+  append(op: JournalOp): Promise<number>;
+  settle(seq: number): void;
+}
 
 export interface PutIntent {
   id: string;
@@ -136,6 +146,8 @@ export class Metadata {
   readonly healthFaultThreshold: number;
   /** where a volume turning unhealthy is told (warn) */
   private readonly log: FaultLog | undefined;
+  /** The journal every change goes to first: the store actor's (null on other threads, and when turned off). */
+  journal: MetaJournal | null = null;
   /** told when a volume turns unhealthy (the notifier) */
   private readonly onUnhealthy: ((v: VolumeRecord) => void) | undefined;
 
@@ -167,10 +179,48 @@ export class Metadata {
   }
 
   /**
+   * Run a change's transaction after its journal record is durable (`logged`: appended already,
+   * by the caller, ahead of time), and settle the record after, whatever the outcome.
+   */
+  private async journalled<T>(op: JournalOp, txn: () => Promise<T>, logged?: Promise<number>): Promise<T> {
+    const seq = await (logged ?? this.journal?.append(op));
+    try {
+      return await txn();
+    } finally {
+      if (seq !== undefined) this.journal?.settle(seq);
+    }
+  }
+
+  /** Journal an object ahead of its commitObject (a PUT overlaps the flush with its slice commits). */
+  logAhead(rec: ObjectRecord): Promise<number> | undefined {
+    return this.journal?.append({ op: 'put', ...rec });
+  }
+
+  /** A record logged ahead whose commit never came (the PUT failed): settle it. */
+  dropAhead(logged: Promise<number> | undefined): void {
+    logged?.then((seq) => this.journal?.settle(seq)).catch(() => undefined);
+  }
+
+  /** Set a bucket's policy (journalled first). */
+  setPolicy(bucket: string, p: BucketPolicy): Promise<boolean> {
+    return this.journalled({ op: 'policy', bucket, ...p }, () => this.buckets.put(bucket, p));
+  }
+
+  /** Write a volume record (journalled first). */
+  putVolume(rec: VolumeRecord): Promise<boolean> {
+    return this.journalled({ op: 'volume', volume: rec as unknown as { id: number } }, () => this.volumes.put(rec.id, rec));
+  }
+
+  /**
    * Publish an object: path, record and container counts, and drop its intent, in one
    * transaction that re-checks the path (two PUTs racing to one path: exactly one wins).
+   * Journalled first (`logged`: by logAhead).
    */
-  commitObject(rec: ObjectRecord): Promise<PathConflict | null> {
+  commitObject(rec: ObjectRecord, logged?: Promise<number>): Promise<PathConflict | null> {
+    return this.journalled({ op: 'put', ...rec }, () => this.commitObjectTxn(rec), logged);
+  }
+
+  private commitObjectTxn(rec: ObjectRecord): Promise<PathConflict | null> {
     return this.root.transaction(() => {
       const c = this.conflict(rec.path);
       if (c) return c;
@@ -182,8 +232,12 @@ export class Metadata {
     });
   }
 
-  /** Remove an object's records at once (its slices are deleted after). */
+  /** Remove an object's records at once (its slices are deleted after). Journalled first. */
   removeObject(rec: ObjectRecord): Promise<boolean> {
+    return this.journalled({ op: 'delete', id: rec.id, path: rec.path, volumes: [...rec.dataVolumes, ...rec.parityVolumes], k: rec.k }, () => this.removeObjectTxn(rec));
+  }
+
+  private removeObjectTxn(rec: ObjectRecord): Promise<boolean> {
     return this.root.transaction(() => {
       if (!this.objects.get(rec.id)) return false;
       this.objects.removeSync(rec.id);

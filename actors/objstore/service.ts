@@ -47,6 +47,9 @@ export const objstoreSettings = {
   disableUdev: bool({ env: 'OBJSTORE_DISABLE_UDEV', flag: 'objstore-disable-udev', description: 'Ignore hotplug events (udevadm monitor, or /dev); the periodic rescan remains', default: false }),
   syslogWatchIntervalMs: int({ env: 'OBJSTORE_SYSLOG_WATCH_INTERVAL_MS', flag: 'objstore-syslog-watch-interval-ms', description: "The kernel log (/dev/kmsg) is read this often; an I/O error of a volume's disk arms a verify run of it (0: off)", min: 0, max: 3_600_000, default: 10_000 }),
   syslogVerifyCooldownMs: int({ env: 'OBJSTORE_SYSLOG_VERIFY_COOLDOWN_MS', flag: 'objstore-syslog-verify-cooldown-ms', description: 'After the kernel-log watcher armed a verify run of a volume, more I/O errors of it arm none for this long', min: 0, max: 7 * 86_400_000, default: 3_600_000 }),
+  journal: bool({ env: 'OBJSTORE_JOURNAL', flag: 'objstore-journal', description: 'Append every metadata change to a journal on several volumes before it commits, so `hostd restore` can rebuild the record database from the disks (turn off only to measure its cost)', default: true }),
+  journalReplicas: int({ env: 'OBJSTORE_JOURNAL_REPLICAS', flag: 'objstore-journal-replicas', description: 'Volumes that each carry a copy of the metadata journal (distinct bus groups first)', min: 1, max: 16, default: 3 }),
+  snapshotIntervalMinutes: int({ env: 'OBJSTORE_SNAPSHOT_INTERVAL_MINUTES', flag: 'objstore-snapshot-interval-minutes', description: 'A snapshot of the record database is taken this often, stored as an object (0: only on demand, POST /$/snapshots)', min: 0, max: 525_600, default: 1440 }),
 };
 
 /** The object store's settings, resolved (typed by the schema above). */
@@ -105,6 +108,9 @@ export function objstoreArgs(stateDir: string, given: Partial<ObjstoreValues>, p
     disableUdev: values.disableUdev,
     syslogWatchIntervalMs: values.syslogWatchIntervalMs,
     syslogVerifyCooldownMs: values.syslogVerifyCooldownMs,
+    journal: values.journal,
+    journalReplicas: values.journalReplicas,
+    snapshotIntervalMinutes: values.snapshotIntervalMinutes,
   };
 }
 
@@ -157,6 +163,6 @@ export function objstoreSupervisor(objstore: ObjstoreArgs, scheduler: SchedulerA
 export const service = defineService({
   name: 'objstore',
   settings: objstoreSettings,
-  supervisor: ({ settings, values }) => objstoreSupervisor(objstoreArgs(settings.stateDir, values), schedulerArgs(settings.stateDir, values), mountArgs(values)),
   command: objstoreCommand,
+  supervisor: ({ settings, values }) => objstoreSupervisor(objstoreArgs(settings.stateDir, values), schedulerArgs(settings.stateDir, values), mountArgs(values)),
 });

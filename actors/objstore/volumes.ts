@@ -54,6 +54,8 @@ export class Volumes {
   readonly keys: Keys;
   /** Encrypted disks found whose key slots do not open with the key file: not served, and why. */
   readonly locked = new Map<number, { device: string; mountPoint: string; reason: string }>();
+  /** Told before a volume's disk is unmounted (retired or gone): what holds files on it lets go (the journal). */
+  onRelease: (id: number) => Promise<void> = async () => undefined;
   /** SMART summaries for the list, read in the background (smart-cache.ts) */
   readonly smart = new SmartCache();
 
@@ -111,7 +113,7 @@ export class Volumes {
           missing.push(rec.id);
           continue;
         }
-        if (!(slots instanceof Error) && (!rec.encrypted || rec.keyGen !== slots.keyGen)) await this.deps.meta.volumes.put(rec.id, { ...rec, encrypted: true, keyGen: slots.keyGen });
+        if (!(slots instanceof Error) && (!rec.encrypted || rec.keyGen !== slots.keyGen)) await this.deps.meta.putVolume({ ...rec, encrypted: true, keyGen: slots.keyGen });
       }
       await this.start(this.deps.meta.volumes.get(rec.id)!, disk.device, disk.mountPoint);
       present.push(rec.id);
@@ -128,6 +130,7 @@ export class Volumes {
     const p = this.present.get(id);
     if (!p) return;
     this.present.delete(id);
+    await this.onRelease(id).catch(() => undefined);
     await this.deps.stop(volumeActorId(id)).catch(() => undefined);
     try {
       await unmountVolume(p.mountPoint);
@@ -260,7 +263,7 @@ export class Volumes {
       wipe,
       faults: 0,
     };
-    await this.deps.meta.volumes.put(id, rec);
+    await this.deps.meta.putVolume(rec);
     await this.start(rec, disk.device, disk.mountPoint);
     this.deps.log.info({ volumeId: id, device: disk.device, mountPoint: disk.mountPoint, encrypted: sealed }, 'volume provisioned');
     return rec;
@@ -298,6 +301,7 @@ export class Volumes {
     const p = this.present.get(id);
     if (!p) return false;
     this.present.delete(id);
+    await this.onRelease(id).catch(() => undefined);
     await this.deps.stop(volumeActorId(id)).catch(() => undefined);
     await unmountVolume(p.mountPoint).catch(() => command('umount', ['-l', p.mountPoint]).catch(() => undefined));
     await rmdir(p.mountPoint).catch(() => undefined);
@@ -325,12 +329,12 @@ export class Volumes {
     }
     const cap = await volumeCapacity(mountPoint);
     this.present.set(rec.id, { ref, device, mountPoint, ...cap });
-    if (rec.lastDevice !== device) await this.deps.meta.volumes.put(rec.id, { ...rec, lastDevice: device });
+    if (rec.lastDevice !== device) await this.deps.meta.putVolume({ ...rec, lastDevice: device });
   }
 }
 
 /** Disks on the same controller share a bus group; loop devices are 'virtual'. */
-function busGroup(device: string): string {
+export function busGroup(device: string): string {
   if (/\/loop\d+$/.test(device)) return 'virtual';
   const m = /\/(sd|vd|hd|nvme\d+n|xvd)[a-z]*/.exec(device);
   return m ? m[1]!.replace(/\d+n$/, '') : 'unknown';

@@ -4,11 +4,12 @@
  * A disk without a key-slot file is a plain volume. The key stays in the volume actor's memory; it
  * is never in a message, an argument or a log line (args carry the key file's path only).
  */
-import { open, readFile, rename } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { decodeKeyFile, decodeKeySlots, encodeKeySlots, KEYSLOTS_FILE, openWithKeyFile, type KeySlots } from '../../protocols/objstore/crypto-format.js';
 import { SERVICE_DIR, type VolumeIdentity } from '../../protocols/objstore/identity.js';
 import type { VolumeArgs } from './messages.js';
+import { writeFileDurably } from './durable-file.js';
 
 export interface VolumeKey {
   volumeKey: Uint8Array;
@@ -53,22 +54,7 @@ export async function openVolumeKey(args: VolumeArgs, identity: VolumeIdentity, 
  * fsync, rename over, fsync the directory. A crash leaves the old slots or the new ones, never half.
  */
 export async function writeKeySlots(mountPoint: string, slots: KeySlots): Promise<void> {
-  const path = keySlotsPath(mountPoint);
-  const temp = `${path}.tmp`;
-  const fh = await open(temp, 'w', 0o600);
-  try {
-    await fh.writeFile(encodeKeySlots(slots));
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-  await rename(temp, path);
-  const dir = await open(dirname(path), 'r');
-  try {
-    await dir.sync();
-  } finally {
-    await dir.close();
-  }
+  await writeFileDurably(keySlotsPath(mountPoint), encodeKeySlots(slots));
 }
 
 /** The key slots of the volume mounted at `mountPoint`; null when it is not encrypted. */

@@ -23,6 +23,8 @@ const MAIN_HELP = `hostd — storage-and-voice host daemon
 Usage:
   hostd daemon [options]        run the daemon (object store, media bridge, gateway, deployer)
   hostd inspect [id] [options]  list or show the actors' durable checkpoints
+  hostd restore [options]       rebuild the object store's records from a snapshot + journal (daemon stopped)
+  hostd backup <file>           copy the record database while the daemon serves
   hostd deployer token create   issue an admin token of the deployment service
   hostd recover --from-disks    rebuild the object store's records from its disks (daemon stopped)
   hostd help [command]          show help for a command
@@ -109,7 +111,8 @@ export async function main(argv: string[], catalogue: ServiceCatalogue): Promise
         if (topic === 'daemon') out(daemonHelp(available, await loadDefinitions(catalogue)));
         else if (topic === 'inspect') out(INSPECT_HELP);
         else if (topic === undefined) out(MAIN_HELP);
-        else return fail(`no help for unknown command '${topic}' (commands: daemon, inspect)`);
+        else if (topic === 'recover' || topic === 'restore' || topic === 'backup') return await main([topic, '--help'], catalogue);
+        else return fail(`no help for unknown command '${topic}' (commands: daemon, inspect, recover, restore, backup)`);
         return 0;
       }
       case 'daemon': {
@@ -155,8 +158,10 @@ export async function main(argv: string[], catalogue: ServiceCatalogue): Promise
         await inspect({ stateDir, id: positionals[0], json: values.json ?? false }, out);
         return 0;
       }
-      case 'recover': // the object store's command (actors/objstore/commands.ts)
-        return await ((await loadDefinitions(catalogue)).find((d) => d.name === 'objstore')?.command?.run(['recover', ...rest], out) ?? fail('this build has no object store, so no recover command'));
+      case 'recover': // hostd recover … = hostd objstore recover … (actors/objstore/commands.ts)
+      case 'restore': // hostd restore … = hostd objstore restore …
+      case 'backup': // hostd backup … = hostd objstore backup …
+        return await main(['objstore', command, ...rest], catalogue);
       default: {
         // a service's own command: hostd <service> …
         const def = (SERVICE_NAMES as readonly string[]).includes(command) ? (await loadDefinitions(catalogue)).find((d) => d.name === command) : undefined;

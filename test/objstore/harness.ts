@@ -72,7 +72,7 @@ export function testSupervisor(stateDir: string, opts: Pick<StoreOptions, 'sched
   // The kernel-log watcher and hotplug are off unless a test turns them on: a test's failing disk
   // would arm verify runs the test does not expect, and a rescan looking for a missing disk mounts
   // every objstore-labelled disk briefly, racing other test processes' stores as they provision.
-  const values = { ioTimeoutMs: 3000, bodyIdleTimeoutMs: 1500, maxObjectBytes: 1024 ** 4, healthFaultThreshold: opts.healthFaultThreshold, allowedOrigins: ['https://app.example'], syslogWatchIntervalMs: 0, disableUdev: true, deviceScanIntervalMs: 3_600_000, ...opts.values };
+  const values = { ioTimeoutMs: 3000, bodyIdleTimeoutMs: 1500, maxObjectBytes: 1024 ** 4, healthFaultThreshold: opts.healthFaultThreshold, allowedOrigins: ['https://app.example'], syslogWatchIntervalMs: 0, disableUdev: true, deviceScanIntervalMs: 3_600_000, snapshotIntervalMinutes: 0, ...opts.values };
   return objstoreSupervisor(objstoreArgs(stateDir, values, 0, '127.0.0.1'), schedulerArgs(stateDir, values, { moveGraceMs: 300, repairIntervalMs: 3_600_000, scrubIntervalDays: 0, ...opts.scheduler }));
 }
 

@@ -32,7 +32,7 @@ export const bucketRoutes: ManageRoute[] = [
     for (const f of POLICY_FIELDS) if (body[f] !== undefined && typeof body[f] !== 'boolean') throw new StoreError(400, 'INVALID_FIELD', `${f} must be a boolean`);
     const policy: BucketPolicy = { ...DEFAULT_POLICY, ...ctx.meta.policy(name) };
     for (const f of POLICY_FIELDS) if (typeof body[f] === 'boolean') policy[f] = body[f] as boolean;
-    await ctx.meta.buckets.put(name, policy);
+    await ctx.meta.setPolicy(name, policy);
     sendJson(r, 200, { bucket: { name, ...policy } });
   }),
 ];

@@ -21,6 +21,7 @@ import { uiRoutes } from './ui.js';
 import { volumeRoutes } from './volumes.js';
 import { encryptionRoutes } from './encryption.js';
 import { notifyRoutes } from './notify.js';
+import { snapshotRoutes } from './snapshots.js';
 
 const router = new Router<ManageCall, Promise<void> | void>([
   ...volumeRoutes,
@@ -30,6 +31,7 @@ const router = new Router<ManageCall, Promise<void> | void>([
   ...statusRoutes,
   ...objectAdminRoutes,
   ...notifyRoutes,
+  ...snapshotRoutes,
   ...uiRoutes,
 ]);
 

@@ -13,12 +13,17 @@ import type { Reply } from './respond.js';
 import type { Notifier } from '../notify.js';
 import type { Hotplug } from '../devices.js';
 import type { Identify } from '../../volume/identify.js';
+import type { Journal } from '../journal/journal.js';
+import type { Snapshots } from '../journal/snapshots.js';
 
 /** What some management routes need beyond the data path: notifications, hotplug, identify. */
 export interface ManageServices {
   notifier?: Notifier;
   hotplug?: Hotplug;
   identify?: Identify;
+  /** the metadata journal (absent when turned off) and the snapshots */
+  journal?: Journal | null;
+  snapshots?: Snapshots;
 }
 
 /** One management request, as its handler sees it (its headers and body are r.req's). */

@@ -62,7 +62,7 @@ export async function updateVolume(ctx: StoreContext, id: number, body: Record<s
   if (body.isHealthy === true && !rec.isHealthy) next.faults = 0;
   // Deleting by flag is a DELETE: the tombstone is neither enabled nor draining.
   if (body.isDeleted === true) Object.assign(next, { isEnabled: false, isDraining: false });
-  await ctx.meta.volumes.put(id, next);
+  await ctx.meta.putVolume(next);
   await ctx.meta.root.flushed;
   return next;
 }
@@ -73,7 +73,7 @@ export async function deleteVolume(ctx: StoreContext, id: number): Promise<Volum
   if (rec.isDeleted) return rec;
   guardDelete(ctx, id);
   const next: VolumeRecord = { ...rec, isDeleted: true, isEnabled: false, isDraining: false };
-  await ctx.meta.volumes.put(id, next);
+  await ctx.meta.putVolume(next);
   await ctx.meta.root.flushed;
   return next;
 }

@@ -93,6 +93,7 @@ export class ObjectWriter {
   private intentFlushed = false;
   /** Slices committed with their last append (the intent was durable when it was sent). */
   private readonly committed = new Set<number>();
+  private rec: ObjectRecord | null = null;
 
   private constructor(ctx: StoreContext, req: PutRequest, id: string, g: Geometry, volumes: number[]) {
     this.ctx = ctx;
@@ -198,31 +199,59 @@ export class ObjectWriter {
     // The coder hashes in order: the digest, asked now, comes after the last stripe's.
     const digest = this.coder.request({ type: 'digest', put: this.id, stripes: this.stripeNo });
     digest.catch(() => undefined);
+    // The journal record goes out as soon as the MD5 is known (journal/journal.ts: it must be
+    // durable before the record commits, not before the slices are): its flush overlaps the last
+    // appends and the slice commits.
+    const early = digest.then(
+      // (wrapped: a promise resolving to a promise would wait for the flush)
+      (md5) => ({ logged: !this.req.expectedMd5 || md5 === this.req.expectedMd5 ? this.ctx.meta.logAhead(this.record(md5)) : undefined }),
+      () => ({ logged: undefined }),
+    );
+    const fail = async (err: unknown): Promise<never> => {
+      this.ctx.meta.dropAhead((await early).logged);
+      await this.abort();
+      throw this.asStoreError(err);
+    };
     await this.order;
     await Promise.all(this.pending);
-    if (this.failure) {
-      await this.abort();
-      throw this.asStoreError(this.failure);
-    }
+    if (this.failure) return fail(this.failure);
     let md5: string;
     try {
       md5 = await digest;
     } catch (err) {
-      await this.abort();
-      throw this.asStoreError(err);
+      return fail(err);
     }
     if (this.req.expectedMd5 && md5 !== this.req.expectedMd5) {
       await this.abort();
       throw new StoreError(456, 'MD5_MISMATCH', `Content-MD5 ${this.req.expectedMd5} does not match the received bytes (${md5}); nothing was stored`, [['X-Received-MD5', md5]]);
     }
+    const rec = this.record(md5);
+    const { logged } = await early;
     try {
       await this.intentDurable;
       await Promise.all(this.volumes.map((vol, index) => (this.committed.has(index) ? null : this.vol(vol).request({ type: 'commit', objectId: this.id, index }))));
     } catch (err) {
-      await this.abort();
-      throw this.asStoreError(err);
+      return fail(err);
     }
-    const rec: ObjectRecord = {
+    // The record sidecars beside the slices (recovery from the disks), written with the record.
+    const sidecars = writeSliceRecords(this.ctx, rec, 'put');
+    const c = await this.ctx.meta.commitObject(rec, logged);
+    await sidecars;
+    if (c) {
+      await this.abort();
+      throw conflictError(rec.path, c);
+    }
+    // 201 means durable: wait for the record's commit to reach the disk (LMDB flushes commits
+    // of concurrent PUTs together: the group commit).
+    await this.ctx.meta.root.flushed;
+    this.closed = true;
+    this.ctx.pendingPaths.delete(this.req.path);
+    return rec;
+  }
+
+  /** The object's record (made once: the journal's copy and the database's are the same). */
+  private record(md5: string): ObjectRecord {
+    this.rec ??= {
       id: this.id,
       path: this.req.path,
       size: this.geometry.size,
@@ -235,20 +264,7 @@ export class ObjectWriter {
       parityVolumes: this.volumes.slice(this.geometry.k),
       createdAt: Date.now(),
     };
-    // The record sidecars beside the slices (recovery from the disks), written with the record.
-    const sidecars = writeSliceRecords(this.ctx, rec, 'put');
-    const c = await this.ctx.meta.commitObject(rec);
-    await sidecars;
-    if (c) {
-      await this.abort();
-      throw conflictError(rec.path, c);
-    }
-    // 201 means durable: wait for the record's commit to reach the disk (LMDB flushes commits
-    // of concurrent PUTs together: the group commit).
-    await this.ctx.meta.root.flushed;
-    this.closed = true;
-    this.ctx.pendingPaths.delete(this.req.path);
-    return rec;
+    return this.rec;
   }
 
   /** Remove every trace: temp or committed slices, the intent. Safe to call more than once. */
