@@ -72,6 +72,7 @@ export function drainView(mt: Maint, d: DrainState): DrainProgress {
     finishedAt: d.finishedAt ? new Date(d.finishedAt).toISOString() : null,
     passes: d.pass,
     moved: d.moved,
+    movedOnRetry: d.movedOnRetry ?? 0,
     copied: d.copied,
     reconstructed: d.reconstructed,
     bytesMoved: d.bytesMoved,
@@ -127,6 +128,11 @@ async function moveOff(mt: Maint, d: DrainState, rec: ObjectRecord): Promise<'mo
             onBadSource: (i, volumeId, code, message) => void mt.store.meta.recordFault({ objectId: rec.id, sliceIndex: i, volumeId, code, message }).catch(() => undefined),
             onFlip: (moved) => {
               for (const x of moved) {
+                const key = `${rec.id}/${x.index}`;
+                if (d.softStuck?.includes(key)) {
+                  d.softStuck = d.softStuck.filter((k) => k !== key);
+                  d.movedOnRetry = (d.movedOnRetry ?? 0) + 1;
+                }
                 d.moved++;
                 if (x.how === 'copied') d.copied++;
                 else d.reconstructed++;
@@ -150,6 +156,8 @@ async function moveOff(mt: Maint, d: DrainState, rec: ObjectRecord): Promise<'mo
         }
         const why = err.reason === 'insufficient-slices' ? `${err.reason} until the repair of its faults: ${err.message}` : `${err.reason}: ${err.message}`;
         d.stuck.push({ objectId: rec.id, index, reason: why, hard: false });
+        const key = `${rec.id}/${index}`;
+        if (!d.softStuck?.includes(key)) d.softStuck = [...(d.softStuck ?? []), key];
         mt.log.warn({ volumeId: d.volumeId, objectId: rec.id, index, reason: err.reason, err: err.message }, 'drain: a slice did not move; it is tried again');
         result = 'later';
       }

@@ -34,6 +34,10 @@ export interface DrainState {
   noDest: number;
   /** slices that could not move in the last pass */
   stuck: StuckSlice[];
+  /** slices (`objectId/index`) that were soft-stuck in a pass and have not moved yet */
+  softStuck?: string[];
+  /** slices moved in a later pass after they were soft-stuck (a fault the repair fixed, say) */
+  movedOnRetry?: number;
   /** retries after the quick passes (each waits for the repair, or a backoff) */
   retries?: number;
   /** since when the drain waits to retry the slices that could not move (null: it is moving) */

@@ -115,6 +115,8 @@ export interface DrainProgress {
   passes: number;
   /** slices moved off the volume: copied (read from it) or reconstructed (from the others) */
   moved: number;
+  /** of them, slices that moved in a later pass after they could not (a fault the repair fixed, say) */
+  movedOnRetry: number;
   copied: number;
   reconstructed: number;
   bytesMoved: number;

@@ -88,6 +88,7 @@ test.serial('200 PUTs while one disk returns EIO and another is detached: every 
   // The failing disk's write faults are listed, and counted on the volume.
   const faults = await api<{ faults: unknown[]; writeFaults: WriteFault[] }>(`${store.url}/$/faults`);
   t.is(faults.status, 200);
+  t.log(JSON.stringify(faults.body.writeFaults));
   const wf = faults.body.writeFaults.find((f) => f.volumeId === 1);
   t.truthy(wf, `volume 1 has write faults: ${JSON.stringify(faults.body.writeFaults)}`);
   t.true(wf!.count >= 1);
@@ -138,6 +139,7 @@ test.serial('fewer than two writable volumes: the PUT is refused, naming each vo
   const res = await fetch(`${store.url}/fo/refused`, { method: 'PUT', body });
   t.is(res.status, 507);
   const err = (await res.json()) as { error: { code: string; message: string } };
+  t.log(JSON.stringify(err));
   t.is(err.error.code, 'TOO_FEW_WRITABLE_VOLUMES');
   t.regex(err.error.message, /only volume 3 is writable/);
   t.regex(err.error.message, /volume 1: read-only/);
