@@ -5,18 +5,7 @@
  */
 import test from 'ava';
 import { placeSlices, schemeFor, spreadVolumes, writeLayout } from '../../../protocols/objstore/layout.js';
-
-/** A seeded generator (mulberry32): the same draws every run. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng as seeded } from '../../helpers/prng.js';
 
 const six = [1, 2, 3, 4, 5, 6].map((id) => ({ id, bytesFree: 1000 }));
 
