@@ -60,6 +60,17 @@ export interface VolumeRecord {
   createdAt: number;
   wipe: number;
   faults: number;
+  /** slice writes of PUTs that failed on this volume (each also counts in `faults`); the last one */
+  writeFaults?: { count: number; last: WriteFault };
+}
+
+/** A slice write that failed during a PUT (the PUT went on on another volume: put.ts). */
+export interface WriteFault {
+  objectId: string;
+  sliceIndex: number;
+  code: string;
+  message: string;
+  at: number;
 }
 
 export type { EncryptProgress };
@@ -359,14 +370,36 @@ export class Metadata {
       return null;
     });
     if (sickened === false) return null;
-    if (sickened) {
-      this.log?.warn(
-        { volumeId: sickened.id, label: sickened.label, faults: sickened.faults, threshold: this.healthFaultThreshold, lastFault: { objectId: f.objectId, sliceIndex: f.sliceIndex, code: f.code, message: f.message } },
-        `volume ${sickened.id} is now unhealthy and read-only: ${sickened.faults} distinct faulty slices of live objects reached the health threshold (${this.healthFaultThreshold}); it takes no new objects until an operator declares it healthy (PUT /$/volumes/${sickened.id})`,
-      );
-      this.onUnhealthy?.(sickened);
-    }
+    if (sickened) this.reportUnhealthy(sickened, f);
     return key;
+  }
+
+  /**
+   * Record a slice write of a PUT that failed on `volumeId` (the PUT rewrote the slice elsewhere).
+   * The health monitor counts it like a faulty slice: it adds to the volume's `faults`, and at the
+   * threshold the volume becomes read-only and unhealthy; the volume keeps the count of its write
+   * faults and the last one (GET /$/faults lists them under writeFaults).
+   */
+  async recordWriteFault(volumeId: number, f: Omit<WriteFault, 'at'>): Promise<void> {
+    const sickened = await this.root.transaction((): VolumeRecord | null => {
+      const v = this.volumes.get(volumeId);
+      if (!v || v.isDeleted) return null;
+      const faults = v.faults + 1;
+      const sick = faults >= this.healthFaultThreshold && v.isHealthy;
+      const writeFaults = { count: (v.writeFaults?.count ?? 0) + 1, last: { ...f, at: Date.now() } };
+      this.volumes.putSync(volumeId, { ...v, faults, writeFaults, ...(sick ? { isHealthy: false, isReadOnly: true } : {}) });
+      return sick ? { ...v, faults } : null;
+    });
+    if (sickened) this.reportUnhealthy(sickened, f);
+  }
+
+  /** A fault made volume `v` unhealthy: logged at warn with its reason, and told (the notifier). */
+  private reportUnhealthy(v: VolumeRecord, f: { objectId: string; sliceIndex: number; code: string; message: string }): void {
+    this.log?.warn(
+      { volumeId: v.id, label: v.label, faults: v.faults, threshold: this.healthFaultThreshold, lastFault: { objectId: f.objectId, sliceIndex: f.sliceIndex, code: f.code, message: f.message } },
+      `volume ${v.id} is now unhealthy and read-only: ${v.faults} distinct faulty slices of live objects reached the health threshold (${this.healthFaultThreshold}); it takes no new objects until an operator declares it healthy (PUT /$/volumes/${v.id})`,
+    );
+    this.onUnhealthy?.(v);
   }
 
   /** The faults of one object. */

@@ -200,6 +200,7 @@ export class Volumes {
       bytesFree: p?.bytesFree ?? null,
       busGroup: busGroup(p?.device ?? rec.lastDevice),
       faults: rec.faults,
+      writeFaults: rec.writeFaults?.count ?? 0,
       createdAt: new Date(rec.createdAt).toISOString(),
       smartInfo: detail ? null : this.smart.summary(p?.device ?? null),
     };

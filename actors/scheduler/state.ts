@@ -10,6 +10,12 @@ export interface StuckSlice {
   objectId: string;
   index: number;
   reason: string;
+  /**
+   * A hard failure, which no retry fixes by itself: too few good slices with no repair pending
+   * for the object, a rebuild that does not reproduce the MD5, no destination. Else the drain
+   * tries the slice again (drain.ts). Absent in checkpoints of older versions: hard.
+   */
+  hard?: boolean;
 }
 
 export interface DrainState {
@@ -28,6 +34,16 @@ export interface DrainState {
   noDest: number;
   /** slices that could not move in the last pass */
   stuck: StuckSlice[];
+  /** slices (`objectId/index`) that were soft-stuck in a pass and have not moved yet */
+  softStuck?: string[];
+  /** slices moved in a later pass after they were soft-stuck (a fault the repair fixed, say) */
+  movedOnRetry?: number;
+  /** retries after the quick passes (each waits for the repair, or a backoff) */
+  retries?: number;
+  /** since when the drain waits to retry the slices that could not move (null: it is moving) */
+  waitingSince?: number | null;
+  /** when the wait ends at the latest */
+  waitingUntil?: number | null;
 }
 
 export interface RebalanceState {

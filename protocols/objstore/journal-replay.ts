@@ -64,6 +64,8 @@ export interface ReplayReport {
   applied: { put: number; delete: number; policy: number; volume: number };
   /** puts whose object the snapshot (or an earlier record) already held */
   alreadyPresent: number;
+  /** objects journalled again with their slices elsewhere (a PUT's failover): the last record taken */
+  relaid: number;
   /** puts restored with some slices on volumes that are not present */
   degraded: number;
   skipped: Skipped[];
@@ -73,7 +75,7 @@ export interface ReplayReport {
 const allVolumes = (r: ObjectRecord) => [...r.dataVolumes, ...r.parityVolumes];
 
 function newReport(): ReplayReport {
-  return { fromSnapshot: { objects: 0, dropped: 0, buckets: 0, volumes: 0 }, applied: { put: 0, delete: 0, policy: 0, volume: 0 }, alreadyPresent: 0, degraded: 0, skipped: [], policiesDeclined: [] };
+  return { fromSnapshot: { objects: 0, dropped: 0, buckets: 0, volumes: 0 }, applied: { put: 0, delete: 0, policy: 0, volume: 0 }, alreadyPresent: 0, relaid: 0, degraded: 0, skipped: [], policiesDeclined: [] };
 }
 
 /**
@@ -121,14 +123,22 @@ export function replayPolicy(live: PolicyFlags | undefined, journalled: PolicyFl
 
 /** Replay journal records (sorted by seq) over `state`, in place. Records below `from` are ignored. */
 export function replay(state: RestoreState, records: readonly JournalRecord[], probe: SliceProbe, from = 1, report: ReplayReport = newReport()): ReplayReport {
+  /** objects this replay put (not the snapshot's) */
+  const replayed = new Set<string>();
   for (const r of records) {
     if (r.seq < from) continue;
     switch (r.op) {
       case 'put': {
         const { op: _op, seq: _seq, ts: _ts, ...rec } = r;
         const target = `${rec.path} (${rec.id})`;
-        if (state.objects.has(rec.id)) {
-          report.alreadyPresent++;
+        const earlier = state.objects.get(rec.id);
+        if (earlier) {
+          // The same object journalled again (a PUT whose failed slice was written on another
+          // volume logs its record again before it commits): the last one says where its slices are.
+          if (replayed.has(rec.id) && earlier.path === rec.path) {
+            state.objects.set(rec.id, rec);
+            report.relaid++;
+          } else report.alreadyPresent++;
           break;
         }
         const taken = state.paths.get(rec.path);
@@ -144,6 +154,7 @@ export function replay(state: RestoreState, records: readonly JournalRecord[], p
         if (c.present < rec.k + rec.m) report.degraded++;
         state.objects.set(rec.id, rec);
         state.paths.set(rec.path, rec.id);
+        replayed.add(rec.id);
         report.applied.put++;
         break;
       }

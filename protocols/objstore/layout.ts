@@ -1,7 +1,8 @@
 /**
  * Erasure layout policy, as pure functions: the default k+m scheme for a number of writable
- * volumes, the chunk size of an object, which volumes take its slices, which volume holds a
- * given slice of a record, and which volumes take new slices at all. (The header a slice is
+ * volumes, the layout a PUT writes with (and when it refuses), the chunk size of an object, which
+ * volumes take its slices (small objects spread at random, weighted by free space), which volume
+ * holds a given slice of a record, and which volumes take new slices at all. (The header a slice is
  * written with is sliceHeaderFor, in stripes.ts, beside the geometry it is computed from.)
  */
 import type { ObjectRecord } from './headers.js';
@@ -41,6 +42,74 @@ export function schemeFor(size: number, writable: number): { k: number; m: numbe
   const s = defaultScheme(writable);
   if (!s || s.k === 1 || size > SMALL_OBJECT_BYTES || blocks(size, 1, s.m) > blocks(size, s.k, s.m)) return s;
   return { k: 1, m: s.m };
+}
+
+/** The layout a PUT writes with, or why it refuses to write at all. */
+export type WriteLayout = { k: number; m: number } | { refuse: string };
+
+/**
+ * The layout of a PUT of `size` bytes when `writable` of the `registered` (not deleted) volumes
+ * take new slices: schemeFor over the writable ones. A fleet of one volume writes 1 + 0 (its
+ * operator chose no redundancy); a fleet of several never writes without parity: with fewer than
+ * two writable volumes left it refuses (the caller names which volumes and why).
+ */
+export function writeLayout(size: number, writable: number, registered: number): WriteLayout {
+  if (!Number.isSafeInteger(registered) || registered < 0) throw new RangeError(`registered volume count must be a non-negative integer, got ${String(registered)}`);
+  const s = schemeFor(size, writable);
+  if (!s) return { refuse: 'no volume takes new slices' };
+  if (s.m === 0 && registered > 1) {
+    return { refuse: `only 1 of the ${registered} volumes takes new slices, and an object is never stored without a parity slice on a fleet of several volumes` };
+  }
+  return s;
+}
+
+/**
+ * `count` distinct volumes drawn at random without replacement, each draw weighted by free space
+ * (a volume with twice the room is twice as likely; all empty-handed: equally likely), so that
+ * small objects spread over the fleet instead of always landing on the same most-free volumes.
+ * `rand` returns numbers in [0, 1) (the caller passes a random source; tests pass a seeded one). Null when there are
+ * fewer distinct candidates than `count`; duplicates count once, as in pickVolumes.
+ */
+export function spreadVolumes(candidates: ReadonlyArray<{ id: number; bytesFree: number }>, count: number, rand: () => number): number[] | null {
+  if (!Number.isSafeInteger(count) || count < 0) throw new RangeError(`volume count must be a non-negative integer, got ${String(count)}`);
+  const free = new Map<number, number>();
+  for (const c of candidates) {
+    if (!Number.isSafeInteger(c.id)) throw new TypeError(`volume id must be an integer, got ${String(c.id)}`);
+    if (!Number.isFinite(c.bytesFree)) throw new TypeError(`volume ${c.id}: bytesFree must be a finite number, got ${String(c.bytesFree)}`);
+    free.set(c.id, Math.max(free.get(c.id) ?? 0, c.bytesFree, 0));
+  }
+  if (free.size < count) return null;
+  const pool = [...free].sort((a, b) => a[0] - b[0]);
+  const picked: number[] = [];
+  while (picked.length < count) {
+    const total = pool.reduce((n, [, f]) => n + f, 0);
+    const r = rand();
+    if (!(r >= 0 && r < 1)) throw new RangeError(`rand must return a number in [0, 1), got ${String(r)}`);
+    let at = pool.length - 1;
+    if (total > 0) {
+      let x = r * total;
+      for (let i = 0; i < pool.length; i++) {
+        x -= pool[i]![1];
+        if (x < 0) {
+          at = i;
+          break;
+        }
+      }
+    } else at = Math.floor(r * pool.length);
+    picked.push(pool[at]![0]);
+    pool.splice(at, 1);
+  }
+  return picked;
+}
+
+/**
+ * The volumes a new object's `k + m` slices go to: a small object (one data slice, schemeFor)
+ * spreads at random weighted by free space (spreadVolumes); a larger one takes the most-free
+ * volumes (pickVolumes: a newly provisioned, empty volume takes new writes first).
+ */
+export function placeSlices(candidates: ReadonlyArray<{ id: number; bytesFree: number }>, scheme: { k: number; m: number }, rand: () => number): number[] | null {
+  const n = scheme.k + scheme.m;
+  return scheme.k === 1 && scheme.m > 0 ? spreadVolumes(candidates, n, rand) : pickVolumes(candidates, n);
 }
 
 function roundUp8(n: number): number {

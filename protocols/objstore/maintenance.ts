@@ -102,18 +102,34 @@ export interface RebalanceProgress extends RebalanceCounters {
 export interface DrainProgress {
   volumeId: number;
   state: 'running' | 'completed' | 'cancelled';
+  /**
+   * Where the drain is: `moving` slices; `waiting` to retry slices that could not move (a fault a
+   * repair may fix, a busy object: see `waiting` and `stuck`); `old-copies-waiting`: finished, but
+   * the old copies of moved slices wait for their grace period before they are deleted (see
+   * `oldCopies`); `done`; `cancelled`.
+   */
+  phase: 'moving' | 'waiting' | 'old-copies-waiting' | 'done' | 'cancelled';
   startedAt: string;
   finishedAt: string | null;
+  /** passes over the objects so far */
+  passes: number;
   /** slices moved off the volume: copied (read from it) or reconstructed (from the others) */
   moved: number;
+  /** of them, slices that moved in a later pass after they could not (a fault the repair fixed, say) */
+  movedOnRetry: number;
   copied: number;
   reconstructed: number;
   bytesMoved: number;
   /** slices on the volume that could not move: no destination, or too few slices to rebuild */
   noDest: number;
-  stuck: Array<{ objectId: string; index: number; reason: string }>;
+  /** slices that could not move in the last pass, each with its reason; hard: no retry fixes it by itself */
+  stuck: Array<{ objectId: string; index: number; reason: string; hard: boolean }>;
   /** slices still on the volume (counted from the records) */
   remaining: number;
+  /** while waiting to retry: since when, and until when at the latest (sooner once the repair fixed the faults) */
+  waiting: { since: string; until: string | null } | null;
+  /** old copies of slices this drain moved, not deleted yet: how many, and when the last one's grace period ends */
+  oldCopies: { waiting: number; graceEndsAt: string | null };
   pausedBy: 'freeze' | null;
 }
 

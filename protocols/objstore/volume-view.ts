@@ -114,6 +114,8 @@ export interface VolumeView {
   bytesFree: number | null;
   busGroup: string;
   faults: number;
+  /** slices that failed while being written (a PUT's failover moved them elsewhere) */
+  writeFaults: number;
   /** ISO 8601 */
   createdAt: string;
   /** the cached summary in the list; the full reading in `GET /$/volumes/{id}` */

@@ -138,3 +138,20 @@ test('volume records replayed replace the restored ones', (t) => {
 test('container counts: every ancestor of every path', (t) => {
   t.deepEqual(Object.fromEntries(containerCounts(['/a/b/c', '/a/b/d', '/a/e', '/f'])), { '/a': 3, '/a/b': 2 });
 });
+
+test("an object journalled twice by one PUT (its failed slice written elsewhere): the last record's layout is restored; a snapshot's object is not re-laid", (t) => {
+  const s = emptyState();
+  const first = rec(1);
+  const moved = { ...first, parityVolumes: [4] };
+  const r = replay(s, [putRec(1, first), putRec(2, moved)], disks());
+  t.deepEqual(s.objects.get(id(1))?.parityVolumes, [4]);
+  t.is(r.relaid, 1);
+  t.is(r.applied.put, 1, 'one object');
+  t.is(r.alreadyPresent, 0);
+  // the snapshot's record stays: a journalled put of it (from before the snapshot's moves) is not newer
+  const fromSnap = stateFromSnapshot(snap([moved]), disks());
+  replay(fromSnap.state, [putRec(10, first)], disks(), 10, fromSnap.report);
+  t.deepEqual(fromSnap.state.objects.get(id(1))?.parityVolumes, [4]);
+  t.is(fromSnap.report.relaid, 0);
+  t.is(fromSnap.report.alreadyPresent, 1);
+});

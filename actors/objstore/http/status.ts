@@ -1,7 +1,7 @@
 /**
  * Management API, the state of the store: GET /$/status (volume ids by state, bytes stored,
  * capacity, free), /$/storage-stats (counters, computed in stats.ts), /$/faults (slice faults
- * and their repair state) and /$/blockDevices (the disks found, sorted, each with its volume;
+ * and their repair state, and the failed slice writes of PUTs per volume) and /$/blockDevices (the disks found, sorted, each with its volume;
  * reload rescans them first: actors/objstore/devices.ts).
  * Background maintenance and its debug view are in maintenance.ts.
  */
@@ -48,7 +48,14 @@ export const statusRoutes: ManageRoute[] = [
   route('GET', '/$/faults', ({ ctx, r }) => {
     const faults = [];
     for (const { value } of ctx.meta.faults.getRange()) faults.push(value);
-    sendJson(r, 200, { faults });
+    // Slice writes of PUTs that failed on a volume (the PUT went on elsewhere: store/put.ts).
+    const writeFaults = [];
+    for (const { value } of ctx.meta.volumes.getRange()) {
+      if (!value.writeFaults || value.isDeleted) continue;
+      const { count, last } = value.writeFaults;
+      writeFaults.push({ volumeId: value.id, count, code: last.code, message: last.message, objectId: last.objectId, sliceIndex: last.sliceIndex, lastSeenAt: new Date(last.at).toISOString() });
+    }
+    sendJson(r, 200, { faults, writeFaults });
   }),
   route('GET', '/$/blockDevices', async ({ volumes, r, query }) => sendJson(r, 200, { blockDevices: await blockDeviceList(volumes, sortOf(query)) })),
   route('POST', '/$/blockDevices/reload', async ({ volumes, services, r, query }) => {

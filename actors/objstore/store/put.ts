@@ -4,18 +4,26 @@
  * on its own volume. Nothing is visible until every slice is committed (fsynced) and the
  * record is committed in LMDB, last. An intent record, written first, lets a crash at any
  * point be cleaned up at boot.
+ *
+ * A volume that fails mid-write (EIO, a timeout, its actor gone) does not fail the PUT: the
+ * stripes of the body are kept until the end (objects up to FAILOVER_WINDOW_BYTES), the failed
+ * slice is rewritten from the start on another writable volume that holds no slice of the object,
+ * the failure is recorded on the volume (Metadata.recordWriteFault: the health monitor counts it)
+ * and the volume is left out of new PUTs for a while. When no such volume is left, the object is
+ * written again from the kept stripes with the layout of the volumes left (writeLayout: never
+ * without parity on a fleet of several volumes, refused below two).
  */
 import { randomBytes } from 'node:crypto';
 import type { ObjectRecord } from '../../../protocols/objstore/headers.js';
-import { chunkSizeFor, pickVolumes, schemeFor } from '../../../protocols/objstore/layout.js';
+import { chunkSizeFor, pickVolumes, placeSlices, writeLayout } from '../../../protocols/objstore/layout.js';
 import { newObjectId } from '../../../protocols/objstore/object-id.js';
-import { dataChunkLength, geometry, parityChunkLength, sliceHeaderFor, type Geometry } from '../../../protocols/objstore/stripes.js';
+import { dataChunkLength, geometry, parityChunkLength, sliceHeaderFor, sliceSize, type Geometry } from '../../../protocols/objstore/stripes.js';
 import { ActorError, refusalOf, type ActorRef } from '../../../runtime/index.js';
 import type { VolumeProtocol } from '../../volume/messages.js';
 import type { StripeCoderProtocol } from '../../stripe-coder/messages.js';
 import type { PathConflict } from '../metadata.js';
 import { BufferPool } from './buffers.js';
-import { StoreError, type StoreContext } from './context.js';
+import { errorCode, StoreError, type StoreContext } from './context.js';
 import { removeSlices } from './remove.js';
 import { writeSliceRecords } from './slice-records.js';
 
@@ -26,6 +34,34 @@ import { writeSliceRecords } from './slice-records.js';
  * PUT, with the garbage collection of the buffers moved). One pool per thread.
  */
 const shared = new BufferPool<SharedArrayBuffer>({ shared: true });
+
+/**
+ * Objects up to this size keep their stripes until the PUT ends, so that a slice whose volume
+ * fails can be written again elsewhere (the memory: the body once, parity not kept; docs/
+ * object-store.md, "When a disk fails during a PUT"). A larger PUT whose volume fails is refused
+ * with 503, as before.
+ */
+export const FAILOVER_WINDOW_BYTES = 64 * 1024 * 1024;
+
+/** A volume whose slice write failed is left out of new PUTs this long (while two others remain). */
+export const WRITE_SUSPECT_MS = 30_000;
+
+/** Per store: volumes whose slice write failed lately (id → when and why). */
+const suspects = new WeakMap<StoreContext, Map<number, { at: number; why: string }>>();
+
+function suspectsOf(ctx: StoreContext): Map<number, { at: number; why: string }> {
+  let m = suspects.get(ctx);
+  if (!m) suspects.set(ctx, (m = new Map()));
+  const now = Date.now();
+  for (const [id, s] of m) if (now - s.at > WRITE_SUSPECT_MS) m.delete(id);
+  return m;
+}
+
+/** A slice that failed on its volume: rewritten elsewhere at the end of the PUT. */
+interface FailedSlice {
+  volume: number;
+  err: unknown;
+}
 
 export interface PutRequest {
   path: string;
@@ -60,11 +96,26 @@ export function conflictError(path: string, c: PathConflict): StoreError {
  * The 507 of a PUT when no volume takes new slices: "no volume at all" (provision one) is told
  * apart from "volumes exist, none writable", which names each volume and why.
  */
-function noWritableVolume(ctx: StoreContext): StoreError {
-  const why = ctx.unwritable();
+function noWritableVolume(ctx: StoreContext, failed: ReadonlyMap<number, string> = new Map()): StoreError {
+  const why = withWriteFailures(ctx.unwritable(), failed);
   if (!why.length) return new StoreError(507, 'NO_WRITABLE_VOLUMES', 'no writable volume: none is registered; provision one with POST /$/volumes');
   const each = why.map((v) => `volume ${v.id}: ${v.why.join(', ') || 'no room'}`).join('; ');
   return new StoreError(507, 'NO_WRITABLE_VOLUMES', `${why.length} volume${why.length > 1 ? 's are' : ' is'} registered but none takes new objects (${each}); see GET /$/volumes and /$/faults`);
+}
+
+/** The registered volumes with why each takes no new slices, the ones that failed this PUT included. */
+function withWriteFailures(why: Array<{ id: number; why: string[] }>, failed: ReadonlyMap<number, string>): Array<{ id: number; why: string[] }> {
+  return why.map((v) => (failed.has(v.id) ? { id: v.id, why: [...v.why, `its slice write failed during this PUT (${failed.get(v.id)})`] } : v));
+}
+
+/**
+ * The 507 of a PUT on a fleet of several volumes with fewer than two that take new slices: which
+ * volume is left, and why every other one takes no new slices.
+ */
+function tooFewWritable(ctx: StoreContext, left: number[], failed: ReadonlyMap<number, string>, rule: string): StoreError {
+  const others = withWriteFailures(ctx.unwritable(), failed).filter((v) => !left.includes(v.id));
+  const each = others.map((v) => `volume ${v.id}: ${v.why.join(', ') || 'no room'}`).join('; ');
+  return new StoreError(507, 'TOO_FEW_WRITABLE_VOLUMES', `${rule}: only volume ${left.join(', ')} is writable (${each}); nothing was stored; see GET /$/volumes and /$/faults`);
 }
 
 export class ObjectWriter {
@@ -73,7 +124,14 @@ export class ObjectWriter {
   readonly geometry: Geometry;
   private readonly ctx: StoreContext;
   private readonly req: PutRequest;
+  /** The volume of each slice (a failed slice's replaces its failed one). */
   private readonly volumes: number[];
+  /** The body's stripes as received, kept until the end when the object fits the failover window. */
+  private readonly kept: Uint8Array[] | null;
+  /** Slices whose volume failed (index → the volume and its error): rewritten elsewhere by finish. */
+  private readonly failed = new Map<number, FailedSlice>();
+  /** Volumes that failed during this PUT, with why. */
+  private readonly failedVolumes = new Map<number, string>();
   /** MD5 and parity of the stripes, in order, on another thread. */
   private readonly coder: ActorRef<StripeCoderProtocol>;
   private stripe: Uint8Array;
@@ -103,28 +161,44 @@ export class ObjectWriter {
     this.volumes = volumes;
     this.coder = ctx.stripeCoder();
     this.stripe = new Uint8Array(shared.take(Math.max(1, g.stripeBytes)));
+    this.kept = req.size <= FAILOVER_WINDOW_BYTES ? [] : null;
   }
 
-  /** Check the path, choose the layout and the volumes, record the intent, open the slices. */
-  static async begin(ctx: StoreContext, req: PutRequest): Promise<ObjectWriter> {
+  /**
+   * Check the path, choose the layout and the volumes, record the intent, open the slices.
+   * `failed`: volumes that failed this PUT already (a restart with the layout of the volumes left),
+   * with why; they are left out.
+   */
+  static async begin(ctx: StoreContext, req: PutRequest, failed: ReadonlyMap<number, string> = new Map()): Promise<ObjectWriter> {
     const c = ctx.meta.conflict(req.path);
     if (c) throw conflictError(req.path, c);
-    if (ctx.pendingPaths.has(req.path)) throw new StoreError(409, 'PATH_BUSY', `another PUT to ${req.path} is in progress`);
-    const writable = ctx.writable();
-    if (!writable.length) throw noWritableVolume(ctx);
+    const restart = failed.size > 0;
+    if (!restart && ctx.pendingPaths.has(req.path)) throw new StoreError(409, 'PATH_BUSY', `another PUT to ${req.path} is in progress`);
+    const all = ctx.writable().filter((v) => !failed.has(v.id));
+    if (!all.length) throw noWritableVolume(ctx, failed);
+    // Volumes whose writes failed lately are left out while two others remain.
+    const recent = suspectsOf(ctx);
+    const fresh = all.filter((v) => !recent.has(v.id));
+    const writable = fresh.length >= 2 ? fresh : all;
+    const registered = ctx.unwritable().length;
     // The layout follows the volumes that have room for a slice: a full volume narrows the
     // layout instead of refusing every PUT.
     let n = writable.length;
-    let scheme = schemeFor(req.size, n)!;
+    let scheme: { k: number; m: number } | null = null;
     let volumes: number[] | null = null;
     while (n > 0) {
-      scheme = schemeFor(req.size, n)!;
-      const room = writable.filter((v) => v.bytesFree > req.size / scheme.k + 1024 * 1024);
-      volumes = pickVolumes(room, scheme.k + scheme.m);
+      const layout = writeLayout(req.size, n, registered);
+      if ('refuse' in layout) {
+        if (n === writable.length) throw tooFewWritable(ctx, writable.map((v) => v.id), failed, layout.refuse);
+        break;
+      }
+      scheme = layout;
+      const room = writable.filter((v) => v.bytesFree > req.size / layout.k + 1024 * 1024);
+      volumes = placeSlices(room, layout, Math.random);
       if (volumes) break;
       n = Math.min(n - 1, room.length);
     }
-    if (!volumes) throw new StoreError(507, 'INSUFFICIENT_STORAGE', `no volume has room for a slice of ${req.size} bytes`);
+    if (!volumes || !scheme) throw new StoreError(507, 'INSUFFICIENT_STORAGE', `no volume has room for a slice of ${req.size} bytes`);
     const chunkSize = chunkSizeFor(req.size, scheme.k, ctx.settings.maxChunkSize);
     const g = geometry(req.size, scheme.k, scheme.m, chunkSize);
     const id = newObjectId(Date.now(), randomBytes(6));
@@ -145,23 +219,16 @@ export class ObjectWriter {
       // order they were sent, so its appends queue behind its create). A create that fails fails
       // the slice's appends with its own error, and the PUT with them.
       const creates = Promise.all(
-        volumes.map((vol, index) =>
-          w.vol(vol).request({
-            type: 'create',
-            objectId: id,
-            index,
-            header: sliceHeaderFor(g, id, index),
-          }),
-        ),
+        volumes.map((vol, index) => {
+          const ref = ctx.volume(vol);
+          if (!ref) return w.sliceFailed(index, gone(vol));
+          return ref.request({ type: 'create', objectId: id, index, header: sliceHeaderFor(g, id, index) }).then(
+            () => undefined,
+            (err: unknown) => w.sliceFailed(index, err),
+          );
+        }),
       );
-      w.pending.push(
-        creates.then(
-          () => undefined,
-          (err: Error) => {
-            w.failure ??= err;
-          },
-        ),
-      );
+      w.pending.push(creates.then(() => undefined));
     } catch (err) {
       await w.abort();
       throw w.asStoreError(err);
@@ -225,13 +292,28 @@ export class ObjectWriter {
       await this.abort();
       throw new StoreError(456, 'MD5_MISMATCH', `Content-MD5 ${this.req.expectedMd5} does not match the received bytes (${md5}); nothing was stored`, [['X-Received-MD5', md5]]);
     }
-    const rec = this.record(md5);
-    const { logged } = await early;
+    let rec = this.record(md5);
+    let { logged } = await early;
     try {
       await this.intentDurable;
-      await Promise.all(this.volumes.map((vol, index) => (this.committed.has(index) ? null : this.vol(vol).request({ type: 'commit', objectId: this.id, index }))));
+      // Failed slices are written again elsewhere; a commit that fails is one more failed slice.
+      do {
+        if (this.failed.size && !(await this.failover())) {
+          this.ctx.meta.dropAhead(logged);
+          return await this.restart();
+        }
+        await Promise.all(this.volumes.map((_, index) => (this.committed.has(index) ? null : this.commitSlice(index))));
+        if (this.failure) throw this.failure;
+      } while (this.failed.size);
     } catch (err) {
       return fail(err);
+    }
+    // A slice moved to another volume after the record was logged ahead: the record names where
+    // the slices are now, and the journal gets it again (replay takes an object's last put).
+    if (this.volumes.some((v, i) => v !== [...rec.dataVolumes, ...rec.parityVolumes][i])) {
+      this.ctx.meta.dropAhead(logged);
+      rec = this.rec = { ...rec, dataVolumes: this.volumes.slice(0, this.geometry.k), parityVolumes: this.volumes.slice(this.geometry.k) };
+      logged = this.ctx.meta.logAhead(rec);
     }
     // The record sidecars beside the slices (recovery from the disks), written with the record.
     const sidecars = writeSliceRecords(this.ctx, rec, 'put');
@@ -246,6 +328,7 @@ export class ObjectWriter {
     await this.ctx.meta.root.flushed;
     this.closed = true;
     this.ctx.pendingPaths.delete(this.req.path);
+    this.giveKept();
     return rec;
   }
 
@@ -270,10 +353,17 @@ export class ObjectWriter {
   /** Remove every trace: temp or committed slices, the intent. Safe to call more than once. */
   async abort(): Promise<void> {
     if (this.closed) return;
-    this.closed = true;
     this.ctx.pendingPaths.delete(this.req.path);
+    await this.discard();
+  }
+
+  /** abort, except that the path stays taken (a restart writes it again). */
+  private async discard(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
     if (!this.created) return;
     await Promise.allSettled([...this.pending, this.intentDurable]);
+    this.giveKept();
     this.coder.send({ type: 'forget', put: this.id });
     const why = await removeSlices(this.ctx, this.id, this.volumes, { writing: true });
     if (!why.length) await this.ctx.meta.intents.remove(this.id);
@@ -282,10 +372,141 @@ export class ObjectWriter {
     }
   }
 
+  private async commitSlice(index: number): Promise<void> {
+    const vol = this.volumes[index]!;
+    const ref = this.ctx.volume(vol);
+    if (!ref) return this.sliceFailed(index, gone(vol));
+    try {
+      await ref.request({ type: 'commit', objectId: this.id, index });
+      this.committed.add(index);
+    } catch (err) {
+      this.sliceFailed(index, err);
+    }
+  }
+
+  private giveKept(): void {
+    if (!this.kept) return;
+    for (const b of this.kept.splice(0)) shared.give(b.buffer as SharedArrayBuffer);
+  }
+
   private vol(id: number) {
     const ref = this.ctx.volume(id);
-    if (!ref) throw new StoreError(503, 'VOLUME_UNAVAILABLE', `volume ${id} went offline during the PUT`);
+    if (!ref) throw gone(id);
     return ref;
+  }
+
+  /**
+   * Slice `index` failed on its volume. Within the failover window it is only noted (no more
+   * chunks go to it; finish writes it elsewhere), and its volume is left out of new PUTs for a
+   * while; beyond the window it fails the PUT.
+   */
+  private sliceFailed(index: number, err: unknown): void {
+    if (!this.kept) {
+      this.failure ??= err as Error;
+      return;
+    }
+    if (this.failed.has(index)) return;
+    const volume = this.volumes[index]!;
+    const why = `${errorCode(err)}: ${(err as Error)?.message ?? String(err)}`;
+    this.failed.set(index, { volume, err });
+    this.failedVolumes.set(volume, why);
+    this.committed.delete(index);
+    suspectsOf(this.ctx).set(volume, { at: Date.now(), why });
+    this.ctx.log.warn({ objectId: this.id, path: this.req.path, index, volumeId: volume, err: why }, 'PUT: a slice write failed; the slice is written again on another volume');
+    // Recorded on the volume (counted by the health monitor; a volume made read-only meanwhile is
+    // not a fault of its disk); its partial slice is dropped.
+    if (errorCode(err) !== 'READ_ONLY') {
+      void this.ctx.meta.recordWriteFault(volume, { objectId: this.id, sliceIndex: index, code: errorCode(err), message: (err as Error)?.message ?? String(err) }).catch(() => undefined);
+    }
+    const ref = this.ctx.volume(volume);
+    if (ref) void Promise.resolve(ref.request({ type: 'abort', objectId: this.id, index })).then(() => ref.request({ type: 'delete', objectId: this.id, index })).catch(() => undefined);
+  }
+
+  /**
+   * Write every failed slice again, from the kept stripes, on a writable volume that holds no
+   * slice of the object and has not failed it (the most free first); a replacement that fails
+   * too is replaced in turn. False when too few such volumes are left (finish restarts the
+   * object with the layout of the volumes left).
+   */
+  private async failover(): Promise<boolean> {
+    while (this.failed.size) {
+      const index = this.failed.keys().next().value as number;
+      const need = sliceSize(this.geometry, index) + 1024 * 1024;
+      const holding = new Set(this.volumes);
+      const room = this.ctx.writable().filter((v) => !holding.has(v.id) && !this.failedVolumes.has(v.id) && v.bytesFree > need);
+      const recent = suspectsOf(this.ctx);
+      const fresh = room.filter((v) => !recent.has(v.id));
+      const to = pickVolumes(fresh.length ? fresh : room, 1)?.[0];
+      if (to === undefined) return false;
+      const from = this.failed.get(index)!.volume;
+      this.volumes[index] = to;
+      this.failed.delete(index);
+      try {
+        await this.rewriteSlice(index, to);
+        this.ctx.log.info({ objectId: this.id, path: this.req.path, index, from, to }, 'PUT: a failed slice was written again on another volume');
+      } catch (err) {
+        this.sliceFailed(index, err);
+      }
+    }
+    return true;
+  }
+
+  /** Write slice `index` from the kept stripes on volume `to`, and commit it. */
+  private async rewriteSlice(index: number, to: number): Promise<void> {
+    const g = this.geometry;
+    // The intent names the new volume before its slice can be committed (boot clean-up finds it).
+    await this.ctx.meta.intents.put(this.id, { id: this.id, path: this.req.path, volumes: [...this.volumes], startedAt: Date.now() });
+    const flushed = this.ctx.meta.root.flushed;
+    const ref = this.vol(to);
+    await ref.request({ type: 'create', objectId: this.id, index, header: sliceHeaderFor(g, this.id, index) });
+    for (let s = 0; s < g.stripes; s++) {
+      const chunk = await this.chunkOf(index, s);
+      if (chunk) await ref.request({ type: 'append', objectId: this.id, index, chunk: s, data: chunk });
+    }
+    await flushed;
+    await ref.request({ type: 'commit', objectId: this.id, index });
+    this.committed.add(index);
+  }
+
+  /**
+   * Chunk `s` of slice `index`, from the kept stripe: a data chunk is the stripe's bytes (null
+   * when the short last stripe leaves the slice none), a parity chunk is encoded again in the CPU
+   * pool (the same code as the stripe coder's: workers/tasks).
+   */
+  private async chunkOf(index: number, s: number): Promise<Uint8Array | null> {
+    const g = this.geometry;
+    const raw = this.kept![s]!;
+    if (index < g.k) {
+      const len = dataChunkLength(g, s, index);
+      return len > 0 ? raw.subarray(index * g.chunkSize, index * g.chunkSize + len) : null;
+    }
+    const shard = parityChunkLength(g, s);
+    const data = new Uint8Array(g.k * shard);
+    for (let i = 0; i < g.k; i++) data.set(raw.subarray(i * g.chunkSize, i * g.chunkSize + dataChunkLength(g, s, i)), i * shard);
+    const r = await this.ctx.runTask('encode', { k: g.k, m: g.m, shardSize: shard, data: data.buffer }, [data.buffer]);
+    return new Uint8Array(r.parity, (index - g.k) * shard, shard);
+  }
+
+  /**
+   * Too few volumes are left to replace the failed slices: drop this attempt's slices and write
+   * the object again from the kept stripes, laid out over the writable volumes that did not fail
+   * (ObjectWriter.begin refuses below two).
+   */
+  private async restart(): Promise<ObjectRecord> {
+    const failed = new Map(this.failedVolumes);
+    const kept = this.kept!.splice(0);
+    this.ctx.log.warn({ objectId: this.id, path: this.req.path, failed: Object.fromEntries(failed) }, 'PUT: no volume left to replace a failed slice; writing the object again with the layout of the volumes left');
+    await this.discard();
+    try {
+      const next = await ObjectWriter.begin(this.ctx, this.req, failed);
+      for (const part of kept) if (!next.push(part)) await next.drained();
+      return await next.finish();
+    } catch (err) {
+      this.ctx.pendingPaths.delete(this.req.path);
+      throw err;
+    } finally {
+      for (const b of kept) shared.give(b.buffer as SharedArrayBuffer);
+    }
   }
 
   private flush(): void {
@@ -295,6 +516,7 @@ export class ObjectWriter {
     this.stripe = new Uint8Array(shared.take(this.geometry.stripeBytes));
     this.filled = 0;
     this.inflight++;
+    this.kept?.push(full.subarray(0, filled));
     const encoded = this.encode(s, full, filled);
     // Appends go out in stripe order (each slice's chunks must arrive in order), but a stripe's
     // appends do not wait for the previous stripe's to complete: only to be sent.
@@ -344,9 +566,10 @@ export class ObjectWriter {
   /**
    * Send the stripe's chunks to their volumes now, as views of the shared stripe and parity (each
    * volume copies its chunk before it answers); the promise tells when all are written, and the
-   * buffers go back to the pool then. The last stripe's appends also commit their slices (the
-   * intent is durable by then: flush waits for it); slices with no chunk in the last stripe are
-   * committed by finish.
+   * buffers go back to the pool then (a kept stripe at the end of the PUT). The last stripe's
+   * appends also commit their slices (the intent is durable by then: flush waits for it); slices
+   * with no chunk in the last stripe are committed by finish. A slice whose volume fails is
+   * sliceFailed's (no more chunks go to it).
    */
   private append(s: number, e: Encoded): Promise<unknown> {
     const { k, m: parityCount } = this.geometry;
@@ -354,9 +577,12 @@ export class ObjectWriter {
     const writes: Array<Promise<unknown>> = [];
     const commit = s === this.geometry.stripes - 1 && this.intentFlushed;
     const send = (index: number, from: ArrayBuffer | SharedArrayBuffer, offset: number, len: number) => {
-      const ref = this.vol(this.volumes[index]!);
+      if (this.failed.has(index)) return;
+      const vol = this.volumes[index]!;
+      const ref = this.ctx.volume(vol);
+      if (!ref) return this.sliceFailed(index, gone(vol));
       if (commit) this.committed.add(index);
-      writes.push(ref.request({ type: 'append', objectId: this.id, index, chunk: s, data: new Uint8Array(from, offset, len), commit }));
+      writes.push(ref.request({ type: 'append', objectId: this.id, index, chunk: s, data: new Uint8Array(from, offset, len), commit }).catch((err: unknown) => this.sliceFailed(index, err)));
     };
     for (let i = 0; i < k; i++) {
       const len = dataChunkLength(this.geometry, s, i);
@@ -365,7 +591,7 @@ export class ObjectWriter {
     for (let j = 0; j < parityCount; j++) send(k + j, parity!, j * shard, shard);
     // Reused only when every volume answered: one that timed out may still read its chunk.
     return Promise.all(writes).then(() => {
-      shared.give(e.stripe);
+      if (!this.kept) shared.give(e.stripe);
       shared.give(parity);
     });
   }
@@ -378,4 +604,9 @@ export class ObjectWriter {
     }
     return new StoreError(500, 'INTERNAL', (err as Error).message ?? String(err));
   }
+}
+
+/** A chosen volume whose actor is gone (its disk went missing, say). */
+function gone(volume: number): StoreError {
+  return new StoreError(503, 'VOLUME_UNAVAILABLE', `volume ${volume} went offline during the PUT`);
 }
