@@ -24,7 +24,7 @@ import { ToneEndpoint } from './tone-endpoint.js';
 import { FileEndpoint } from './file-endpoint.js';
 import { openFileSource } from './file-open.js';
 import { WsEndpoint } from './ws-endpoint.js';
-import { WebRtcEndpoint, type WebRtcHost } from './webrtc-endpoint.js';
+import { WebRtcEndpoint, webrtcShelf, type WebRtcHost } from './webrtc-endpoint.js';
 import { checkOfferGeneration } from '../../protocols/media/sdp/webrtc.js';
 import { DEFAULT_RECORDING_QUEUE_PACKETS, Recordings } from './recording.js';
 import { RecordingStore } from './recording-store.js';
@@ -572,9 +572,9 @@ export class Session implements RtpHost {
     if (targetSessionId === this.args.sessionId) return fail('INVALID_PARAMS', 'target_session_id is this session; a transfer moves an endpoint to another session');
     const ep = this.endpoints.get(id);
     if (!ep) return this.noEndpoint(id);
-    if (ep.type === 'webrtc') return fail('NOT_IMPLEMENTED', 'transfer of a WebRTC endpoint is not available in this version of the bridge');
-    if (ep.type !== 'rtp') return fail('INVALID_PARAMS', `a ${ep.type} endpoint cannot be transferred (only RTP and WebRTC endpoints can)`);
+    if (ep.type !== 'rtp' && ep.type !== 'webrtc') return fail('INVALID_PARAMS', `a ${ep.type} endpoint cannot be transferred (only RTP and WebRTC endpoints can)`);
     if (!targetActor) return fail('SESSION_NOT_FOUND', `session ${targetSessionId} does not exist`);
+    if (ep.type === 'webrtc') return this.transferWebRtc(ep, targetSessionId, targetActor);
     // Spec, transfer rule 2: active recordings on the endpoint are stopped (a rollback does not restart them).
     this.recordings.endpointGone(ep.id, 'transferred');
     ep.tap = null;
@@ -623,11 +623,56 @@ export class Session implements RtpHost {
     return { ok: true, result: { endpoint_id: id, target_session_id: targetSessionId } };
   }
 
+  /**
+   * Transfer out, WebRTC: the endpoint object itself moves, through this thread's shelf, to a
+   * target session of the same thread (webrtc-endpoint.ts says why it cannot leave the thread).
+   * A target on another thread finds nothing on its shelf and refuses: the endpoint is rolled
+   * back, still connected, as for any refused transfer.
+   */
+  private async transferWebRtc(ep: WebRtcEndpoint, targetSessionId: string, targetActor: string): Promise<SessionOutcome<'endpoint.transfer'>> {
+    this.recordings.endpointGone(ep.id, 'transferred');
+    this.detach(ep);
+    ep.leave();
+    webrtcShelf.set(ep.id, ep);
+    let answer: AdoptOutcome;
+    try {
+      answer = await this.env.adoptElsewhere(targetActor, { kind: 'webrtc', id: ep.id, home: { actor: this.actorId, threadId } });
+    } catch (err) {
+      answer = fail('TRANSFER_FAILED', `the target session did not take the endpoint: ${(err as Error).message}`);
+    }
+    // Taken (even if its answer came too late): it is the target's now.
+    if (!answer.ok && webrtcShelf.get(ep.id) === ep) {
+      webrtcShelf.delete(ep.id);
+      transfers.inc({ outcome: 'failed' });
+      if (this.isClosed) {
+        ep.close('session closed');
+        return fail('TRANSFER_FAILED', `${answer.message}; this session closed meanwhile, so the endpoint was closed`);
+      }
+      ep.arrive(this.webrtcHost);
+      this.add(ep);
+      return fail('TRANSFER_FAILED', `${answer.message}; the endpoint stays in this session`);
+    }
+    transfers.inc({ outcome: 'same-thread' });
+    this.env.emit('endpoint.transferred_out', { endpoint_id: ep.id, target_session_id: targetSessionId });
+    return { ok: true, result: { endpoint_id: ep.id, target_session_id: targetSessionId } };
+  }
+
   /** Transfer in: take an endpoint from another session. */
   adopt(snapshot: EndpointSnapshot, from: string): AdoptOutcome {
     if (this.isClosed) return fail('TRANSFER_FAILED', 'the target session is being destroyed');
     if (this.endpoints.size >= this.args.maxEndpoints) {
       return fail('TRANSFER_FAILED', `the target session is at max_endpoints_per_session (${this.args.maxEndpoints})`);
+    }
+    if (snapshot.kind === 'webrtc') {
+      const ep = webrtcShelf.get(snapshot.id);
+      if (!ep) {
+        return fail('TRANSFER_FAILED', `WebRTC endpoint ${snapshot.id} lives on thread ${snapshot.home.threadId} and the target session on thread ${threadId}: a werift peer connection (its sockets, DTLS and SRTP state) cannot leave its thread, so a WebRTC endpoint moves only between sessions of one thread (create the target with colocate_with)`);
+      }
+      webrtcShelf.delete(snapshot.id);
+      ep.arrive(this.webrtcHost);
+      this.add(ep);
+      this.env.emit('endpoint.transferred_in', { endpoint_id: ep.id, source_session_id: sessionIdOf(from) });
+      return { ok: true, result: { endpoint_id: ep.id } };
     }
     const here = shelf.get(snapshot.id);
     let ep: RtpEndpoint;

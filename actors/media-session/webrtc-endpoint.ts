@@ -23,6 +23,10 @@
  * - Replays: werift's SRTP has no replay window; after decryption a packet whose index (ROC and
  *   sequence, per SSRC) was seen or is older than the 1024-packet window is dropped and counted
  *   in `srtpReplays`.
+ * - Transfer: the peer connection (its UDP sockets, timers, DTLS and SRTP state) is bound to the
+ *   thread that made it, so endpoint.transfer moves this very object to a session of the same
+ *   thread through the thread's `webrtcShelf`; `leave` and `arrive` bracket the move (media
+ *   and a state change that arrive meanwhile are held for the new owner).
  */
 import {
   RTCPeerConnection,
@@ -55,7 +59,15 @@ export interface WebRtcConfig {
   portMax: number;
 }
 
+/**
+ * This thread's WebRTC endpoints in transfer, by id (module state: one table per worker thread).
+ * The source session puts the endpoint here; a target session of the same thread takes it.
+ */
+export const webrtcShelf = new Map<string, WebRtcEndpoint>();
+
 const REPLAY_WINDOW = 1024;
+/** Payloads kept for a transferred endpoint while its target takes it (1 s of a 20 ms stream). */
+const MAX_HELD_IN_TRANSFER = 50;
 /** RFC 7675: consent expires 30 s after the last check that succeeded. */
 export const CONSENT_TIMEOUT_MS = 30_000;
 
@@ -93,10 +105,12 @@ export class WebRtcEndpoint {
   private readonly replay = new Map<number, { roc: number; highestSeq: number; window: ReplayWindow }>();
   private readonly out = { seq: Math.floor(Math.random() * 0x10000), ts: Math.floor(Math.random() * 0x100000000) };
   private closedBy: EndpointCloseReason | null = null;
+  /** While in transfer: the state when it left, and the media that arrived since. */
+  private transit: { state: WebRtcState; held: Array<[CodecName, Uint8Array]> } | null = null;
 
   constructor(
     readonly id: string,
-    private readonly host: WebRtcHost,
+    private host: WebRtcHost,
     private readonly config: WebRtcConfig,
     readonly baseDirection: Direction,
   ) {
@@ -146,6 +160,32 @@ export class WebRtcEndpoint {
     const previous = this.state;
     this.state = next;
     this.host.stateChanged(this, previous);
+  }
+
+  /**
+   * endpoint.transfer: the endpoint leaves its session (already out of its routing). Until
+   * `arrive`, media is kept (up to a second) and state changes are not reported.
+   */
+  leave(): void {
+    if (this.closedBy) throw new Error(`endpoint ${this.id} is closed (${this.closedBy}): it cannot be moved`);
+    const held: Array<[CodecName, Uint8Array]> = [];
+    this.transit = { state: this.state, held };
+    this.host = {
+      stateChanged: () => undefined,
+      media: (_ep, codec, payload) => {
+        if (held.length < MAX_HELD_IN_TRANSFER) held.push([codec, Uint8Array.from(payload)]);
+      },
+    };
+  }
+
+  /** The endpoint's new owner (or its old one, on a rollback) takes it: what waited is handed over. */
+  arrive(host: WebRtcHost): void {
+    const transit = this.transit;
+    this.host = host;
+    this.transit = null;
+    if (!transit) return;
+    if (this.state !== transit.state) host.stateChanged(this, transit.state);
+    for (const [codec, payload] of transit.held) host.media(this, codec, payload);
   }
 
   /** Check a remote SDP's fingerprint against the pinned one (before werift sees the SDP). */
