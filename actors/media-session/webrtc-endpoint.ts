@@ -37,7 +37,7 @@ import {
 } from 'werift';
 import type { EndpointInfo } from '../../protocols/media/results.js';
 import type { CodecName, Direction } from '../../protocols/media/types.js';
-import { keepCandidates, withoutCandidateGeneration, remoteFingerprint, sameFingerprint, showFingerprint, type Fingerprint } from '../../protocols/media/sdp/webrtc.js';
+import { checkSender, iceUfrags, keepCandidates, withoutCandidateGeneration, remoteFingerprint, sameFingerprint, showFingerprint, type Fingerprint } from '../../protocols/media/sdp/webrtc.js';
 import { buildRtp } from '../../protocols/media/rtp.js';
 import { ReplayWindow, estimateRoc } from '../../protocols/media/srtp/replay.js';
 import { rtpTimestampIncrement } from './codecs.js';
@@ -94,12 +94,14 @@ export class WebRtcEndpoint {
   /** The generation of our unanswered offer, or null. */
   pendingGeneration: number | null = null;
   fingerprint: Fingerprint | null = null;
+  /** The ICE ufrags of the peer's SDPs we accepted: the only senders whose checks are answered. */
+  private readonly peerUfrags = new Set<string>();
   lastPacketAt: number | null = null;
   private readonly createdAt = Date.now();
   /** When the peer's last ICE check (STUN binding request) arrived. */
   private lastCheckAt = Date.now();
   private timedOut = false;
-  readonly counters = { packetsIn: 0, bytesIn: 0, packetsOut: 0, bytesOut: 0, srtpReplays: 0, malformed: 0, telephoneEventsDropped: 0, notSourceDrops: 0 };
+  readonly counters = { packetsIn: 0, bytesIn: 0, packetsOut: 0, bytesOut: 0, srtpReplays: 0, malformed: 0, telephoneEventsDropped: 0, notSourceDrops: 0, iceChecksRefused: 0 };
   readonly pc: RTCPeerConnection;
   private readonly transceiver: RTCRtpTransceiver;
   private readonly replay = new Map<number, { roc: number; highestSeq: number; window: ReplayWindow }>();
@@ -124,8 +126,16 @@ export class WebRtcEndpoint {
       iceUseIpv4: !config.advertisedAddress.includes(':'),
       iceInterfaceAddresses: config.advertisedAddress.includes(':') ? { udp6: config.advertisedAddress } : { udp4: config.advertisedAddress },
       iceAdditionalHostAddresses: loopback ? [config.advertisedAddress] : undefined,
-      // Consent freshness as an ICE lite agent: the browser's checks keep consent; we note each.
-      iceFilterStunResponse: () => {
+      // Despite its name, werift calls this for each ICE check (STUN Binding request) it receives,
+      // before answering it. Only the peer whose SDP we accepted may check: werift's lite agent
+      // takes any check that knows our credentials (any page given our offer does), and one with
+      // USE-CANDIDATE would move our media to it. Consent freshness: the accepted checks keep it.
+      iceFilterStunResponse: (msg) => {
+        const sender = checkSender(msg.getAttributeValue('USERNAME'));
+        if (sender === null || !this.peerUfrags.has(sender)) {
+          this.counters.iceChecksRefused++;
+          return false;
+        }
         this.lastCheckAt = Date.now();
         return true;
       },
@@ -188,6 +198,12 @@ export class WebRtcEndpoint {
     for (const [codec, payload] of transit.held) host.media(this, codec, payload);
   }
 
+  /** A peer's SDP was applied: its fingerprint is pinned (the first time) and its ICE ufrag may check. */
+  private accepted(sdp: string, identity: Fingerprint): void {
+    this.fingerprint ??= identity;
+    for (const u of iceUfrags(sdp)) this.peerUfrags.add(u);
+  }
+
   /** Check a remote SDP's fingerprint against the pinned one (before werift sees the SDP). */
   private checkIdentity(sdp: string): Outcome<Fingerprint> {
     const f = remoteFingerprint(sdp);
@@ -237,7 +253,7 @@ export class WebRtcEndpoint {
       this.resumeIce();
       return this.localSdp();
     });
-    if (r.ok) this.fingerprint ??= identity.value;
+    if (r.ok) this.accepted(offerSdp, identity.value);
     return r;
   }
 
@@ -265,7 +281,7 @@ export class WebRtcEndpoint {
     });
     if (r.ok) {
       this.pendingGeneration = null;
-      this.fingerprint ??= identity.value;
+      this.accepted(answerSdp, identity.value);
     }
     return r;
   }

@@ -3,7 +3,8 @@
  * offer_generation (a stale generation rejected before the SDP is read, the pending offer kept,
  * the right one accepted, audio again), the second restart refused and counted in
  * mediabridge_webrtc_ice_restart_conflicts, a remote ICE restart through accept_offer, a changed
- * fingerprint refused (answer and offer), and a removed endpoint's ENDPOINT_ERROR.
+ * fingerprint refused (answer and offer) and its page's ICE checks refused, audio after a remote
+ * restart followed by one from the bridge, and a removed endpoint's ENDPOINT_ERROR.
  */
 import test from 'ava';
 import { bridgeSession } from '../helpers/media.js';
@@ -109,12 +110,21 @@ test.serial('a remote ICE restart through accept_offer; a changed fingerprint is
   const info = (await c.call('session.info', {})).endpoints.find((e) => e.endpoint_id === r.endpoint_id)!;
   t.is(info.remote_fingerprint, fingerprint, 'the pinned fingerprint is unchanged');
   t.is(info.offer_pending, true, 'the refused answer left the offer pending');
-  // The right peer's answer still applies. (The other page goes first: it holds our offer and
-  // would keep sending ICE checks for it; see docs, WebRTC, known gaps.)
-  await other.close();
+  // The right peer's answer still applies, and audio comes back after this second restart of the
+  // endpoint, while the other page, which holds our offer, keeps sending ICE checks with our
+  // credentials. Regression: werift's lite agent answered those checks and nominated the other
+  // page's pair (USE-CANDIDATE), so our audio went there; now only the ufrags of SDPs we
+  // accepted may check, and the others are counted.
   t.deepEqual(await c.call('endpoint.webrtc.accept_answer', { endpoint_id: r.endpoint_id, sdp: await p.answer(restart.sdp_offer), offer_generation: restart.offer_generation }), {});
   t.is((await c.call('session.info', {})).endpoints.find((e) => e.endpoint_id === r.endpoint_id)!.offer_pending, false);
-  // Not asserted: audio after this second restart of the endpoint (docs, WebRTC, known gaps).
+  t.true(await flowing(page), 'audio after the second restart (remote, then from the bridge)');
+  t.truthy(await until(async () => {
+    const peak = await page.evaluate(() => (globalThis as any).peer.peak() as { freq: number; db: number });
+    return Math.abs(peak.freq - 800) <= 30 && peak.db > -70;
+  }, 5000, 200), 'the page hears the 800 Hz tone again');
+  t.not(await other.evaluate(() => (globalThis as any).peer.state() as string), 'connected', 'the other page never connected');
+  const after = (await c.call('session.info', {})).endpoints.find((e) => e.endpoint_id === r.endpoint_id)!;
+  t.true((after.counters as { iceChecksRefused: number }).iceChecksRefused > 0, 'the other page\'s checks were refused and counted');
 });
 
 test.serial('bad WebRTC input is refused with ENDPOINT_ERROR and creates nothing', async (t) => {
