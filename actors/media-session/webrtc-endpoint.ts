@@ -20,6 +20,8 @@
  *   (`failed` and `closed` are `disconnected`). Consent freshness (RFC 7675): an ICE lite agent
  *   sends no checks, so the endpoint watches the peer's (werift's STUN hook): none for 30 s and
  *   a connected endpoint is `disconnected`; it stays so until an ICE restart brings it back.
+ * - SRTP/SRTCP authentication failures happen inside werift, which drops them silently; they
+ *   are counted in `srtpAuthFailures` through srtp-auth-watch.ts.
  * - Replays: werift's SRTP has no replay window; after decryption a packet whose index (ROC and
  *   sequence, per SSRC) was seen or is older than the 1024-packet window is dropped and counted
  *   in `srtpReplays`.
@@ -42,6 +44,7 @@ import { buildRtp } from '../../protocols/media/rtp.js';
 import { ReplayWindow, estimateRoc } from '../../protocols/media/srtp/replay.js';
 import { rtpTimestampIncrement } from './codecs.js';
 import type { EndpointCloseReason } from './rtp-endpoint.js';
+import { watchSrtpAuth } from './srtp-auth-watch.js';
 
 export type WebRtcState = 'new' | 'connecting' | 'connected' | 'disconnected';
 
@@ -101,7 +104,7 @@ export class WebRtcEndpoint {
   /** When the peer's last ICE check (STUN binding request) arrived. */
   private lastCheckAt = Date.now();
   private timedOut = false;
-  readonly counters = { packetsIn: 0, bytesIn: 0, packetsOut: 0, bytesOut: 0, srtpReplays: 0, malformed: 0, telephoneEventsDropped: 0, notSourceDrops: 0, iceChecksRefused: 0 };
+  readonly counters = { packetsIn: 0, bytesIn: 0, packetsOut: 0, bytesOut: 0, srtpReplays: 0, malformed: 0, telephoneEventsDropped: 0, notSourceDrops: 0, iceChecksRefused: 0, srtpAuthFailures: 0 };
   readonly pc: RTCPeerConnection;
   private readonly transceiver: RTCRtpTransceiver;
   private readonly replay = new Map<number, { roc: number; highestSeq: number; window: ReplayWindow }>();
@@ -235,6 +238,9 @@ export class WebRtcEndpoint {
       return { ok: true, value: await fn() };
     } catch (err) {
       return { ok: false, code: 'ENDPOINT_ERROR', message: `${what}: ${(err as Error).message}` };
+    } finally {
+      // A description may have made a DTLS transport: its SRTP authentication failures are counted.
+      for (const d of this.pc.dtlsTransports) watchSrtpAuth(d, () => this.counters.srtpAuthFailures++);
     }
   }
 
