@@ -9,30 +9,11 @@
 import test from 'ava';
 import { bridgeSession } from '../helpers/media.js';
 import type { MediaBridgeError } from '../../actors/media-bridge/client.js';
-import { launchBrowser, peerPage, until, type Browser1 } from './webrtc-browser.js';
-import type { Page } from 'playwright-core';
+import { browserForFile, flowing, hears, peerOf, peerPage } from './webrtc-browser.js';
 
-let b: Browser1 & { close(): Promise<void> };
-test.before(async () => {
-  b = await launchBrowser();
-});
-test.after.always(async () => {
-  await b?.close();
-});
+const browser = browserForFile(test);
 
-const peer = (page: Page) => ({
-  offer: (restart = false) => page.evaluate((r) => (globalThis as any).peer.offer(r) as Promise<string>, restart),
-  answer: (sdp: string) => page.evaluate((s) => (globalThis as any).peer.answer(s) as Promise<string>, sdp),
-  accept: (sdp: string) => page.evaluate((s) => (globalThis as any).peer.accept(s) as Promise<void>, sdp),
-  inbound: () => page.evaluate(() => (globalThis as any).peer.inbound() as Promise<number>),
-});
-
-/** Packets keep arriving at the page (audio flows). */
-async function flowing(page: Page): Promise<boolean> {
-  const p = peer(page);
-  const start = await p.inbound();
-  return Boolean(await until(async () => (await p.inbound()) - start >= 25, 8000, 200));
-}
+const peer = peerOf;
 
 function metric(text: string, name: string): number {
   const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
@@ -43,7 +24,7 @@ const ufrag = (sdp: string) => /^a=ice-ufrag:(\S+)/m.exec(sdp)?.[1];
 
 test.serial('ICE restart from the bridge: stale generation refused, pending kept, second restart refused and counted, the right answer accepted', async (t) => {
   const { bridge, c } = await bridgeSession(t);
-  const page = await peerPage(t, b, 440);
+  const page = await peerPage(t, browser(), 440);
   const p = peer(page);
   const r = await c.call('endpoint.webrtc.create_from_offer', { sdp: await p.offer() });
   await p.accept(r.sdp_answer);
@@ -83,7 +64,7 @@ test.serial('ICE restart from the bridge: stale generation refused, pending kept
 
 test.serial('a remote ICE restart through accept_offer; a changed fingerprint is refused and changes nothing', async (t) => {
   const { c } = await bridgeSession(t);
-  const page = await peerPage(t, b, 440);
+  const page = await peerPage(t, browser(), 440);
   const p = peer(page);
   const r = await c.call('endpoint.webrtc.create_from_offer', { sdp: await p.offer() });
   await p.accept(r.sdp_answer);
@@ -98,7 +79,7 @@ test.serial('a remote ICE restart through accept_offer; a changed fingerprint is
   t.true(await flowing(page), 'audio after the remote restart');
 
   // Another page's identity: refused as an offer and as an answer, nothing changes.
-  const other = await peerPage(t, b, 300);
+  const other = await peerPage(t, browser(), 300);
   const foreign = await peer(other).offer();
   const e1 = (await t.throwsAsync(c.call('endpoint.webrtc.accept_offer', { endpoint_id: r.endpoint_id, sdp: foreign as string }))) as MediaBridgeError;
   t.is(e1.code, 'ENDPOINT_ERROR');
@@ -118,10 +99,7 @@ test.serial('a remote ICE restart through accept_offer; a changed fingerprint is
   t.deepEqual(await c.call('endpoint.webrtc.accept_answer', { endpoint_id: r.endpoint_id, sdp: await p.answer(restart.sdp_offer), offer_generation: restart.offer_generation }), {});
   t.is((await c.call('session.info', {})).endpoints.find((e) => e.endpoint_id === r.endpoint_id)!.offer_pending, false);
   t.true(await flowing(page), 'audio after the second restart (remote, then from the bridge)');
-  t.truthy(await until(async () => {
-    const peak = await page.evaluate(() => (globalThis as any).peer.peak() as { freq: number; db: number });
-    return Math.abs(peak.freq - 800) <= 30 && peak.db > -70;
-  }, 5000, 200), 'the page hears the 800 Hz tone again');
+  t.truthy(await hears(page, 800, 5000), 'the page hears the 800 Hz tone again');
   t.not(await other.evaluate(() => (globalThis as any).peer.state() as string), 'connected', 'the other page never connected');
   const after = (await c.call('session.info', {})).endpoints.find((e) => e.endpoint_id === r.endpoint_id)!;
   t.true((after.counters as { iceChecksRefused: number }).iceChecksRefused > 0, 'the other page\'s checks were refused and counted');
@@ -129,7 +107,7 @@ test.serial('a remote ICE restart through accept_offer; a changed fingerprint is
 
 test.serial('bad WebRTC input is refused with ENDPOINT_ERROR and creates nothing', async (t) => {
   const { c } = await bridgeSession(t);
-  const page = await peerPage(t, b, 440);
+  const page = await peerPage(t, browser(), 440);
   const offer = await peer(page).offer();
   const noFp = offer.replace(/^a=fingerprint:.*\r\n/gm, '');
   const e1 = (await t.throwsAsync(c.call('endpoint.webrtc.create_from_offer', { sdp: noFp }))) as MediaBridgeError;

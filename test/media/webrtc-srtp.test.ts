@@ -11,15 +11,9 @@ import test from 'ava';
 import dgram from 'node:dgram';
 import { randomBytes } from 'node:crypto';
 import { bridgeSession, RtpPeer, leg, sleep } from '../helpers/media.js';
-import { launchBrowser, peerPage, until, type Browser1 } from './webrtc-browser.js';
+import { browserForFile, peerPage, until } from './webrtc-browser.js';
 
-let b: Browser1 & { close(): Promise<void> };
-test.before(async () => {
-  b = await launchBrowser();
-});
-test.after.always(async () => {
-  await b?.close();
-});
+const browser = browserForFile(test);
 
 function metric(text: string): number {
   const m = /^mediabridge_endpoint_events_total\{counter="srtpAuthFailures"\} (\S+)$/m.exec(text);
@@ -30,7 +24,7 @@ type Counters = { srtpAuthFailures: number; packetsIn: number; malformed: number
 
 test.serial('forged SRTP and SRTCP packets are counted as authentication failures and change nothing', async (t) => {
   const { bridge, c } = await bridgeSession(t);
-  const page = await peerPage(t, b, 700);
+  const page = await peerPage(t, browser(), 700);
   const r = await c.call('endpoint.webrtc.create_from_offer', { sdp: await page.evaluate(() => (globalThis as any).peer.offer() as Promise<string>) });
   await page.evaluate((sdp) => (globalThis as any).peer.accept(sdp), r.sdp_answer);
   // The page is heard by an RTP peer: its media goes through the session.

@@ -10,39 +10,11 @@ import test from 'ava';
 import { RtpPeer, leg, sleep, startBridge } from '../helpers/media.js';
 import { dominantFrequency } from '../helpers/audio.js';
 import type { MediaBridgeError } from '../../actors/media-bridge/client.js';
-import { launchBrowser, peerPage, until, type Browser1 } from './webrtc-browser.js';
-import type { Page } from 'playwright-core';
+import { browserForFile, flowing, hears, peerOf, peerPage } from './webrtc-browser.js';
 
-let b: Browser1 & { close(): Promise<void> };
-test.before(async () => {
-  b = await launchBrowser();
-});
-test.after.always(async () => {
-  await b?.close();
-});
+const browser = browserForFile(test);
 
-const peer = (page: Page) => ({
-  offer: (restart = false) => page.evaluate((r) => (globalThis as any).peer.offer(r) as Promise<string>, restart),
-  answer: (sdp: string) => page.evaluate((s) => (globalThis as any).peer.answer(s) as Promise<string>, sdp),
-  accept: (sdp: string) => page.evaluate((s) => (globalThis as any).peer.accept(s) as Promise<void>, sdp),
-  inbound: () => page.evaluate(() => (globalThis as any).peer.inbound() as Promise<number>),
-  peak: () => page.evaluate(() => (globalThis as any).peer.peak() as { freq: number; db: number }),
-  state: () => page.evaluate(() => (globalThis as any).peer.state() as string),
-});
-
-/** The page's analyser hears `freq` (±30 Hz) clearly within `ms`. */
-async function hears(page: Page, freq: number, ms = 10_000) {
-  return until(async () => {
-    const p = await peer(page).peak();
-    return Math.abs(p.freq - freq) <= 30 && p.db > -70 ? p : null;
-  }, ms, 200);
-}
-
-/** At least `n` more packets reach the page within `ms`. */
-async function flowing(page: Page, n = 25, ms = 8000): Promise<boolean> {
-  const start = await peer(page).inbound();
-  return Boolean(await until(async () => (await peer(page).inbound()) - start >= n, ms, 200));
-}
+const peer = peerOf;
 
 function metric(text: string, name: string, labels: string): number {
   const m = new RegExp(`^${name}\\{${labels}\\} (\\S+)$`, 'm').exec(text);
@@ -59,7 +31,7 @@ test.serial('a live WebRTC endpoint moves to a session of its thread with its co
   t.is(i1.thread_id, i2.thread_id, 'colocate_with: s2 on s1 thread');
   t.not(i1.thread_id, i3.thread_id, 'the group puts s3 on its other thread');
 
-  const page = await peerPage(t, b, 600);
+  const page = await peerPage(t, browser(), 600);
   const p = peer(page);
   const r = await c1.call('endpoint.webrtc.create_from_offer', { sdp: await p.offer() });
   await p.accept(r.sdp_answer);
