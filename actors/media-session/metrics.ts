@@ -12,7 +12,7 @@ function counter<L extends string = never>(name: string, help: string, labelName
 }
 
 export const packetsCounter = counter('mediabridge_packets_sent_total', 'RTP packets sent to peers, by how they were made (forwarded, mixed, tone)', ['kind']);
-const endpointCounters = counter('mediabridge_endpoint_events_total', 'Per-endpoint packet outcomes summed over endpoints: packetsIn, bytesIn, packetsOut, bytesOut, srtpAuthFailures, srtpReplays, policyDrops, malformed, rtcpIn, rtcpOut, notSourceDrops', ['counter']);
+const endpointCounters = counter('mediabridge_endpoint_events_total', 'Per-endpoint packet outcomes summed over endpoints: packetsIn, bytesIn, packetsOut, bytesOut, srtpAuthFailures, srtpReplays, policyDrops, malformed, rtcpIn, rtcpOut, notSourceDrops, telephoneEventsDropped, iceChecksRefused', ['counter']);
 export const mediaTimeouts = counter('mediabridge_media_timeouts_total', 'endpoint.media_timeout events');
 export const transfers = counter('mediabridge_transfers_total', 'endpoint.transfer outcomes (same-thread, relayed, failed)', ['outcome']);
 export const toneFinished = counter('mediabridge_tones_finished_total', 'Duration-limited tones that ended');

@@ -1,7 +1,8 @@
 /**
  * One media session: its endpoints, the routing plan between them, the 20 ms media clock for
- * mixing and tones, and the endpoint commands. The actor (actor.ts) wraps it; this class
- * holds no actor machinery beyond the `SessionEnv` it is given.
+ * mixing and tones, and the endpoint commands (the WebRTC ones and WebRTC transfer in
+ * webrtc-commands.ts). The actor (actor.ts) wraps it; this class holds no actor machinery
+ * beyond the `SessionEnv` it is given.
  *
  * Forwarded plain-RTP streams are handed to the native packet path (fast-rules.ts) after JS has
  * forwarded their first packet; every command but session.info and every re-plan takes the
@@ -24,13 +25,13 @@ import { ToneEndpoint } from './tone-endpoint.js';
 import { FileEndpoint } from './file-endpoint.js';
 import { openFileSource } from './file-open.js';
 import { WsEndpoint } from './ws-endpoint.js';
-import { WebRtcEndpoint, type WebRtcHost } from './webrtc-endpoint.js';
-import { checkOfferGeneration } from '../../protocols/media/sdp/webrtc.js';
+import type { WebRtcEndpoint } from './webrtc-endpoint.js';
+import { WebRtcCommands } from './webrtc-commands.js';
 import { DEFAULT_RECORDING_QUEUE_PACKETS, Recordings } from './recording.js';
 import { RecordingStore } from './recording-store.js';
 import { BRIDGE_RATE, BridgeEndpoint, mirrorDirection } from './bridge-endpoint.js';
 import { AUDIO_PATH_PREFIX } from '../../protocols/media/commands.js';
-import { filesFinished, iceRestartConflicts, markReported, mediaTimeouts, reportCounters, toneFinished, transfers } from './metrics.js';
+import { filesFinished, markReported, mediaTimeouts, reportCounters, toneFinished, transfers } from './metrics.js';
 import { sessionIdOf, type AdoptOutcome, type BridgeAttach, type Refusal, type SessionArgs, type SessionCommand, type SessionMethod, type SessionOutcome, type SessionResults } from './messages.js';
 import type { SessionEvent, SessionEventData } from '../media-bridge/messages.js';
 import type { EndpointSnapshot, RtpState } from './snapshot.js';
@@ -124,6 +125,7 @@ export class Session implements RtpHost {
     readonly args: SessionArgs,
     private readonly env: SessionEnv,
   ) {
+    this.webrtc = this.webrtcCommands();
     this.recordings = new Recordings(args.recordingDir ?? null, args.recordingQueuePackets ?? DEFAULT_RECORDING_QUEUE_PACKETS, {
       stopped: (summary) => {
         this.retap();
@@ -179,10 +181,10 @@ export class Session implements RtpHost {
       case 'endpoint.webrtc.accept_answer':
       case 'endpoint.webrtc.accept_offer':
       case 'endpoint.webrtc.ice_restart':
-        return this.webrtcCommand(c);
+        return this.webrtc.command(c);
       case 'endpoint.accept_answer':
       case 'endpoint.rtp.accept_answer': {
-        if (c.method === 'endpoint.accept_answer' && this.endpoints.get(c.params.endpoint_id)?.type === 'webrtc') return this.webrtcCommand({ method: 'endpoint.webrtc.accept_answer', params: c.params });
+        if (c.method === 'endpoint.accept_answer' && this.endpoints.get(c.params.endpoint_id)?.type === 'webrtc') return this.webrtc.command({ method: 'endpoint.webrtc.accept_answer', params: c.params });
         const ep = this.rtp(c.params.endpoint_id);
         if (!ep.ok) return ep.outcome;
         if ('offer_generation' in c.params && c.params.offer_generation !== undefined) return fail('INVALID_PARAMS', 'offer_generation applies to WebRTC endpoints; this is an RTP endpoint');
@@ -292,66 +294,36 @@ export class Session implements RtpHost {
     }
   }
 
-  // ---- WebRTC endpoints (webrtc-endpoint.ts) ------------------------------------------------
+  // ---- WebRTC endpoints: their commands and transfer are webrtc-commands.ts -----------------
 
-  private readonly webrtcHost: WebRtcHost = {
-    stateChanged: (ep, previous) => {
-      this.env.emit('endpoint.state_changed', { endpoint_id: ep.id, type: 'webrtc', state: ep.state, previous_state: previous });
-      if (this.endpoints.get(ep.id) === ep) this.replan();
-    },
-    media: (ep, codec, payload) => {
-      if (!this.heard.has(ep.id)) {
-        ep.counters.notSourceDrops++;
-        return;
-      }
-      if (!this.clock) this.startClock();
-      try {
-        this.mixer.push(ep.id, codec, payload);
-      } catch {
-        ep.counters.malformed++;
-      }
-    },
-  };
+  private readonly webrtc: WebRtcCommands;
 
-  private async webrtcCommand(c: Extract<SessionCommand, { method: `endpoint.webrtc.${string}` }>): Promise<SessionOutcome> {
-    const refuse = (r: { code: Refusal['code']; message: string }) => fail(r.code, r.message);
-    if (c.method === 'endpoint.webrtc.create_from_offer' || c.method === 'endpoint.webrtc.create_offer') {
-      if (this.endpoints.size >= this.args.maxEndpoints) return this.full();
-      const a = this.args;
-      const ep = new WebRtcEndpoint(randomUUID(), this.webrtcHost, { advertisedAddress: a.advertisedAddress, bindAddress: a.bindAddress, portMin: a.rtpPortMin, portMax: a.rtpPortMax }, c.params.direction);
-      const made = c.method === 'endpoint.webrtc.create_offer' ? await ep.offer(false) : await ep.answer(c.params.sdp);
-      if (!made.ok || this.isClosed) {
-        ep.close();
-        return made.ok ? fail('SESSION_NOT_FOUND', `session ${this.args.sessionId} closed while the endpoint was being made`) : refuse(made);
-      }
-      if (this.endpoints.size >= this.args.maxEndpoints) {
-        ep.close();
-        return this.full();
-      }
-      this.add(ep);
-      return typeof made.value === 'string' ? ok(c as { method: 'endpoint.webrtc.create_from_offer' }, { endpoint_id: ep.id, sdp_answer: made.value }) : ok(c as { method: 'endpoint.webrtc.create_offer' }, { endpoint_id: ep.id, sdp_offer: made.value.sdp });
-    }
-    const ep = this.endpoints.get(c.params.endpoint_id);
-    if (!ep) return this.noEndpoint(c.params.endpoint_id);
-    if (ep.type !== 'webrtc') return fail('ENDPOINT_ERROR', `endpoint ${ep.id} is a ${ep.type} endpoint, not a WebRTC endpoint`);
-    switch (c.method) {
-      case 'endpoint.webrtc.accept_answer': {
-        // Spec rule 1: the generation before anything of the SDP is read.
-        const wrong = checkOfferGeneration(ep.pendingGeneration, c.params.offer_generation);
-        if (wrong) return refuse(wrong);
-        const r = await ep.acceptAnswer(c.params.sdp);
-        return r.ok ? ok(c, {}) : refuse(r);
-      }
-      case 'endpoint.webrtc.accept_offer': {
-        const r = await ep.answer(c.params.sdp);
-        return r.ok ? ok(c, { sdp_answer: r.value }) : refuse(r);
-      }
-      case 'endpoint.webrtc.ice_restart': {
-        const r = await ep.offer(true);
-        if (!r.ok && r.code === 'OFFER_PENDING') iceRestartConflicts.inc();
-        return r.ok ? ok(c, { sdp_offer: r.value.sdp, offer_generation: r.value.generation }) : refuse(r);
-      }
-    }
+  /** The WebRTC side (webrtc-commands.ts), given what it needs of this session. */
+  private webrtcCommands(): WebRtcCommands {
+    return new WebRtcCommands({
+      args: this.args,
+      env: this.env,
+      endpoints: this.endpoints,
+      closed: () => this.isClosed,
+      add: (ep) => this.add(ep),
+      detach: (ep) => this.detach(ep),
+      replan: () => this.replan(),
+      full: () => this.full(),
+      noEndpoint: (id) => this.noEndpoint(id),
+      endpointGone: (id) => this.recordings.endpointGone(id, 'transferred'),
+      mix: (ep, codec, payload) => {
+        if (!this.heard.has(ep.id)) {
+          ep.counters.notSourceDrops++;
+          return;
+        }
+        if (!this.clock) this.startClock();
+        try {
+          this.mixer.push(ep.id, codec, payload);
+        } catch {
+          ep.counters.malformed++;
+        }
+      },
+    });
   }
 
   /**
@@ -572,9 +544,9 @@ export class Session implements RtpHost {
     if (targetSessionId === this.args.sessionId) return fail('INVALID_PARAMS', 'target_session_id is this session; a transfer moves an endpoint to another session');
     const ep = this.endpoints.get(id);
     if (!ep) return this.noEndpoint(id);
-    if (ep.type === 'webrtc') return fail('NOT_IMPLEMENTED', 'transfer of a WebRTC endpoint is not available in this version of the bridge');
-    if (ep.type !== 'rtp') return fail('INVALID_PARAMS', `a ${ep.type} endpoint cannot be transferred (only RTP and WebRTC endpoints can)`);
+    if (ep.type !== 'rtp' && ep.type !== 'webrtc') return fail('INVALID_PARAMS', `a ${ep.type} endpoint cannot be transferred (only RTP and WebRTC endpoints can)`);
     if (!targetActor) return fail('SESSION_NOT_FOUND', `session ${targetSessionId} does not exist`);
+    if (ep.type === 'webrtc') return this.webrtc.transfer(ep, targetSessionId, targetActor);
     // Spec, transfer rule 2: active recordings on the endpoint are stopped (a rollback does not restart them).
     this.recordings.endpointGone(ep.id, 'transferred');
     ep.tap = null;
@@ -629,6 +601,7 @@ export class Session implements RtpHost {
     if (this.endpoints.size >= this.args.maxEndpoints) {
       return fail('TRANSFER_FAILED', `the target session is at max_endpoints_per_session (${this.args.maxEndpoints})`);
     }
+    if (snapshot.kind === 'webrtc') return this.webrtc.adopt(snapshot, from);
     const here = shelf.get(snapshot.id);
     let ep: RtpEndpoint;
     if (here) {

@@ -1,7 +1,9 @@
 /**
  * An endpoint as plain data: what `endpoint.transfer` moves to another session (possibly on
  * another thread). Everything but the sockets, which stay where they were opened: `home`
- * names the session actor (and its thread) that holds them.
+ * names the session actor (and its thread) that holds them. A WebRTC endpoint's snapshot only
+ * names it: its werift peer connection cannot be made plain data, so the object itself waits on
+ * its thread's shelf (webrtc-endpoint.ts) for a session of that thread to take it.
  */
 import type { Direction } from '../../protocols/media/types.js';
 import type { Negotiated, PendingOffer, LocalMedia } from '../../protocols/media/sdp/index.js';
@@ -31,4 +33,10 @@ export interface RtpEndpointSnapshot {
   home: { actor: string; threadId: number };
 }
 
-export type EndpointSnapshot = RtpEndpointSnapshot;
+export interface WebRtcEndpointSnapshot {
+  kind: 'webrtc';
+  id: string;
+  home: { actor: string; threadId: number };
+}
+
+export type EndpointSnapshot = RtpEndpointSnapshot | WebRtcEndpointSnapshot;

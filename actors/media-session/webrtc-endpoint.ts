@@ -20,9 +20,15 @@
  *   (`failed` and `closed` are `disconnected`). Consent freshness (RFC 7675): an ICE lite agent
  *   sends no checks, so the endpoint watches the peer's (werift's STUN hook): none for 30 s and
  *   a connected endpoint is `disconnected`; it stays so until an ICE restart brings it back.
+ * - SRTP/SRTCP authentication failures happen inside werift, which drops them silently; they
+ *   are counted in `srtpAuthFailures` through srtp-auth-watch.ts.
  * - Replays: werift's SRTP has no replay window; after decryption a packet whose index (ROC and
  *   sequence, per SSRC) was seen or is older than the 1024-packet window is dropped and counted
  *   in `srtpReplays`.
+ * - Transfer: the peer connection (its UDP sockets, timers, DTLS and SRTP state) is bound to the
+ *   thread that made it, so endpoint.transfer moves this very object to a session of the same
+ *   thread through the thread's `webrtcShelf`; `leave` and `arrive` bracket the move (media
+ *   and a state change that arrive meanwhile are held for the new owner).
  */
 import {
   RTCPeerConnection,
@@ -33,11 +39,12 @@ import {
 } from 'werift';
 import type { EndpointInfo } from '../../protocols/media/results.js';
 import type { CodecName, Direction } from '../../protocols/media/types.js';
-import { keepCandidates, withoutCandidateGeneration, remoteFingerprint, sameFingerprint, showFingerprint, type Fingerprint } from '../../protocols/media/sdp/webrtc.js';
+import { checkSender, iceUfrags, keepCandidates, withoutCandidateGeneration, remoteFingerprint, sameFingerprint, showFingerprint, type Fingerprint } from '../../protocols/media/sdp/webrtc.js';
 import { buildRtp } from '../../protocols/media/rtp.js';
 import { ReplayWindow, estimateRoc } from '../../protocols/media/srtp/replay.js';
 import { rtpTimestampIncrement } from './codecs.js';
 import type { EndpointCloseReason } from './rtp-endpoint.js';
+import { watchSrtpAuth } from './srtp-auth-watch.js';
 
 export type WebRtcState = 'new' | 'connecting' | 'connected' | 'disconnected';
 
@@ -55,7 +62,15 @@ export interface WebRtcConfig {
   portMax: number;
 }
 
+/**
+ * This thread's WebRTC endpoints in transfer, by id (module state: one table per worker thread).
+ * The source session puts the endpoint here; a target session of the same thread takes it.
+ */
+export const webrtcShelf = new Map<string, WebRtcEndpoint>();
+
 const REPLAY_WINDOW = 1024;
+/** Payloads kept for a transferred endpoint while its target takes it (1 s of a 20 ms stream). */
+const MAX_HELD_IN_TRANSFER = 50;
 /** RFC 7675: consent expires 30 s after the last check that succeeded. */
 export const CONSENT_TIMEOUT_MS = 30_000;
 
@@ -82,21 +97,25 @@ export class WebRtcEndpoint {
   /** The generation of our unanswered offer, or null. */
   pendingGeneration: number | null = null;
   fingerprint: Fingerprint | null = null;
+  /** The ICE ufrags of the peer's SDPs we accepted: the only senders whose checks are answered. */
+  private readonly peerUfrags = new Set<string>();
   lastPacketAt: number | null = null;
   private readonly createdAt = Date.now();
   /** When the peer's last ICE check (STUN binding request) arrived. */
   private lastCheckAt = Date.now();
   private timedOut = false;
-  readonly counters = { packetsIn: 0, bytesIn: 0, packetsOut: 0, bytesOut: 0, srtpReplays: 0, malformed: 0, telephoneEventsDropped: 0, notSourceDrops: 0 };
+  readonly counters = { packetsIn: 0, bytesIn: 0, packetsOut: 0, bytesOut: 0, srtpReplays: 0, malformed: 0, telephoneEventsDropped: 0, notSourceDrops: 0, iceChecksRefused: 0, srtpAuthFailures: 0 };
   readonly pc: RTCPeerConnection;
   private readonly transceiver: RTCRtpTransceiver;
   private readonly replay = new Map<number, { roc: number; highestSeq: number; window: ReplayWindow }>();
   private readonly out = { seq: Math.floor(Math.random() * 0x10000), ts: Math.floor(Math.random() * 0x100000000) };
   private closedBy: EndpointCloseReason | null = null;
+  /** While in transfer: the state when it left, and the media that arrived since. */
+  private transit: { state: WebRtcState; held: Array<[CodecName, Uint8Array]> } | null = null;
 
   constructor(
     readonly id: string,
-    private readonly host: WebRtcHost,
+    private host: WebRtcHost,
     private readonly config: WebRtcConfig,
     readonly baseDirection: Direction,
   ) {
@@ -110,8 +129,16 @@ export class WebRtcEndpoint {
       iceUseIpv4: !config.advertisedAddress.includes(':'),
       iceInterfaceAddresses: config.advertisedAddress.includes(':') ? { udp6: config.advertisedAddress } : { udp4: config.advertisedAddress },
       iceAdditionalHostAddresses: loopback ? [config.advertisedAddress] : undefined,
-      // Consent freshness as an ICE lite agent: the browser's checks keep consent; we note each.
-      iceFilterStunResponse: () => {
+      // Despite its name, werift calls this for each ICE check (STUN Binding request) it receives,
+      // before answering it. Only the peer whose SDP we accepted may check: werift's lite agent
+      // takes any check that knows our credentials (any page given our offer does), and one with
+      // USE-CANDIDATE would move our media to it. Consent freshness: the accepted checks keep it.
+      iceFilterStunResponse: (msg) => {
+        const sender = checkSender(msg.getAttributeValue('USERNAME'));
+        if (sender === null || !this.peerUfrags.has(sender)) {
+          this.counters.iceChecksRefused++;
+          return false;
+        }
         this.lastCheckAt = Date.now();
         return true;
       },
@@ -148,6 +175,38 @@ export class WebRtcEndpoint {
     this.host.stateChanged(this, previous);
   }
 
+  /**
+   * endpoint.transfer: the endpoint leaves its session (already out of its routing). Until
+   * `arrive`, media is kept (up to a second) and state changes are not reported.
+   */
+  leave(): void {
+    if (this.closedBy) throw new Error(`endpoint ${this.id} is closed (${this.closedBy}): it cannot be moved`);
+    const held: Array<[CodecName, Uint8Array]> = [];
+    this.transit = { state: this.state, held };
+    this.host = {
+      stateChanged: () => undefined,
+      media: (_ep, codec, payload) => {
+        if (held.length < MAX_HELD_IN_TRANSFER) held.push([codec, Uint8Array.from(payload)]);
+      },
+    };
+  }
+
+  /** The endpoint's new owner (or its old one, on a rollback) takes it: what waited is handed over. */
+  arrive(host: WebRtcHost): void {
+    const transit = this.transit;
+    this.host = host;
+    this.transit = null;
+    if (!transit) return;
+    if (this.state !== transit.state) host.stateChanged(this, transit.state);
+    for (const [codec, payload] of transit.held) host.media(this, codec, payload);
+  }
+
+  /** A peer's SDP was applied: its fingerprint is pinned (the first time) and its ICE ufrag may check. */
+  private accepted(sdp: string, identity: Fingerprint): void {
+    this.fingerprint ??= identity;
+    for (const u of iceUfrags(sdp)) this.peerUfrags.add(u);
+  }
+
   /** Check a remote SDP's fingerprint against the pinned one (before werift sees the SDP). */
   private checkIdentity(sdp: string): Outcome<Fingerprint> {
     const f = remoteFingerprint(sdp);
@@ -179,6 +238,9 @@ export class WebRtcEndpoint {
       return { ok: true, value: await fn() };
     } catch (err) {
       return { ok: false, code: 'ENDPOINT_ERROR', message: `${what}: ${(err as Error).message}` };
+    } finally {
+      // A description may have made a DTLS transport: its SRTP authentication failures are counted.
+      for (const d of this.pc.dtlsTransports) watchSrtpAuth(d, () => this.counters.srtpAuthFailures++);
     }
   }
 
@@ -197,7 +259,7 @@ export class WebRtcEndpoint {
       this.resumeIce();
       return this.localSdp();
     });
-    if (r.ok) this.fingerprint ??= identity.value;
+    if (r.ok) this.accepted(offerSdp, identity.value);
     return r;
   }
 
@@ -225,7 +287,7 @@ export class WebRtcEndpoint {
     });
     if (r.ok) {
       this.pendingGeneration = null;
-      this.fingerprint ??= identity.value;
+      this.accepted(answerSdp, identity.value);
     }
     return r;
   }

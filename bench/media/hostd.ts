@@ -21,7 +21,7 @@ class Hostd implements Relay {
   constructor(
     readonly name: string,
     readonly pid: number,
-    private readonly url: string,
+    readonly url: string,
     private readonly groupThreads: number | null,
     private readonly child: ChildProcess | null,
   ) {}
@@ -88,7 +88,7 @@ class Hostd implements Relay {
 }
 
 /** Spawn serve.js with `groupThreads` media threads; `nodeArgs` e.g. ['--cpu-prof', '--cpu-prof-dir', dir]. */
-export async function startHostd(o: { name: string; groupThreads: number; nodeArgs?: string[] }): Promise<Relay> {
+export async function startHostd(o: { name: string; groupThreads: number; nodeArgs?: string[] }): Promise<Relay & { url: string }> {
   const child = spawn(process.execPath, [...(o.nodeArgs ?? []), SERVE.pathname, '--port', '0', '--group-threads', String(o.groupThreads)], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -76,7 +76,7 @@ test('MEDIA_ALLOWED_NETWORKS lets a listed network through', async (t) => {
 });
 
 test('WebRTC SDP rules, pure: fingerprint, generation check, candidate filter', async (t) => {
-  const { remoteFingerprint, checkOfferGeneration, keepCandidates, withoutCandidateGeneration, sameFingerprint } = await import('../../protocols/media/sdp/webrtc.js');
+  const { remoteFingerprint, checkOfferGeneration, keepCandidates, withoutCandidateGeneration, sameFingerprint, iceUfrags, checkSender } = await import('../../protocols/media/sdp/webrtc.js');
   const fp = remoteFingerprint('v=0\r\na=fingerprint:SHA-256 ab:cd:ef\r\nm=audio 9 UDP/TLS/RTP/SAVPF 0\r\na=fingerprint:sha-256 AB:CD:EF\r\n');
   t.deepEqual(fp, { ok: true, value: { algorithm: 'sha-256', value: 'AB:CD:EF' } }, 'session and media level agreeing are one identity');
   t.false(remoteFingerprint('v=0\r\n').ok);
@@ -89,5 +89,10 @@ test('WebRTC SDP rules, pure: fingerprint, generation check, candidate filter', 
   const sdp = 'v=0\r\na=candidate:1 1 udp 1 127.0.0.1 5000 typ host generation 0\r\na=candidate:2 1 udp 1 10.0.0.5 5002 typ host generation 0\r\na=end-of-candidates\r\n';
   t.is(keepCandidates(sdp, '127.0.0.1'), 'v=0\r\na=candidate:1 1 udp 1 127.0.0.1 5000 typ host generation 0\r\na=end-of-candidates\r\n');
   t.is(keepCandidates(sdp, '192.0.2.1'), sdp, 'no candidate on the address: unchanged');
+  t.deepEqual(iceUfrags('v=0\r\na=ice-ufrag:Ab+/\r\nm=audio 9 UDP/TLS/RTP/SAVPF 0\r\na=ice-ufrag:Ab+/\r\na=ice-ufrag:x9\r\n'), ['Ab+/', 'x9']);
+  t.deepEqual(iceUfrags('v=0\r\n'), []);
+  t.is(checkSender('ours:theirs'), 'theirs', 'USERNAME is recipient:sender');
+  t.is(checkSender(Buffer.from('a:b')), 'b');
+  for (const bad of ['nocolon', ':x', 'x:', '', undefined, 7]) t.is(checkSender(bad), null, String(bad));
   t.is(withoutCandidateGeneration(sdp), 'v=0\r\na=candidate:1 1 udp 1 127.0.0.1 5000 typ host\r\na=candidate:2 1 udp 1 10.0.0.5 5002 typ host\r\na=end-of-candidates\r\n');
 });

@@ -6,7 +6,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ExecutionContext } from 'ava';
+import type { ExecutionContext, TestFn } from 'ava';
 import { chromium, type Browser, type Page } from 'playwright-core';
 
 const PAGE = `<!doctype html><meta charset="utf-8"><title>hostd webrtc peer</title><script>
@@ -122,4 +122,40 @@ export async function until<T>(fn: () => Promise<T>, ms: number, every = 100): P
     v = await fn();
   }
   return v;
+}
+
+/** One browser for a test file: launched before its tests, closed after them (even on failure). */
+export function browserForFile(test: TestFn): () => Browser1 {
+  let b: (Browser1 & { close(): Promise<void> }) | undefined;
+  test.before(async () => {
+    b = await launchBrowser();
+  });
+  test.after.always(async () => {
+    await b?.close();
+  });
+  return () => b!;
+}
+
+/** The page-side peer's calls, typed. */
+export const peerOf = (page: Page) => ({
+  offer: (restart = false) => page.evaluate((r) => (globalThis as any).peer.offer(r) as Promise<string>, restart),
+  answer: (sdp: string) => page.evaluate((s) => (globalThis as any).peer.answer(s) as Promise<string>, sdp),
+  accept: (sdp: string) => page.evaluate((s) => (globalThis as any).peer.accept(s) as Promise<void>, sdp),
+  inbound: () => page.evaluate(() => (globalThis as any).peer.inbound() as Promise<number>),
+  peak: () => page.evaluate(() => (globalThis as any).peer.peak() as { freq: number; db: number }),
+  state: () => page.evaluate(() => (globalThis as any).peer.state() as string),
+});
+
+/** At least `n` more packets reach the page within `ms` (audio flows). */
+export async function flowing(page: Page, n = 25, ms = 8000): Promise<boolean> {
+  const start = await peerOf(page).inbound();
+  return Boolean(await until(async () => (await peerOf(page).inbound()) - start >= n, ms, 200));
+}
+
+/** The page's analyser hears `freq` (±30 Hz) clearly within `ms`: the peak, or null. */
+export async function hears(page: Page, freq: number, ms = 10_000) {
+  return until(async () => {
+    const p = await peerOf(page).peak();
+    return Math.abs(p.freq - freq) <= 30 && p.db > -70 ? p : null;
+  }, ms, 200);
 }

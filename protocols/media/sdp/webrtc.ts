@@ -73,3 +73,21 @@ export function keepCandidates(sdp: string, address: string): string {
 export function withoutCandidateGeneration(sdp: string): string {
   return sdp.replace(/^(a=candidate:[^\r\n]*?) generation \d+/gm, '$1');
 }
+
+/** The ICE username fragments an SDP declares (`a=ice-ufrag`, session or media level). */
+export function iceUfrags(sdp: string): string[] {
+  return [...new Set([...sdp.matchAll(/^a=ice-ufrag:(\S+)\s*$/gm)].map((m) => m[1]!))];
+}
+
+/**
+ * The sender's ufrag in an ICE check (a STUN Binding request) from its USERNAME, which is
+ * `<recipient's ufrag>:<sender's ufrag>` (RFC 8445 §7.2.2); null when it is not of that form.
+ * The recipient's half only proves the sender read our SDP (any peer that was given our offer
+ * did); the sender's half says which of the peer's SDPs it follows.
+ */
+export function checkSender(username: unknown): string | null {
+  const s = typeof username === 'string' ? username : Buffer.isBuffer(username) ? username.toString('utf8') : null;
+  if (s === null) return null;
+  const colon = s.indexOf(':');
+  return colon > 0 && colon < s.length - 1 ? s.slice(colon + 1) : null;
+}
