@@ -25,14 +25,12 @@ import type { RecordingStopReason, RecordingSummary } from '../../protocols/medi
 import { RecordingFile } from './recording-file.js';
 import type { RecordingStore, StoredRecording } from './recording-store.js';
 import type { RtpEndpoint } from './rtp-endpoint.js';
+import { RECORDING_FILE_NAME } from '../../protocols/media/recording-name.js';
 
 /** A session holds at most this many recordings at once (LIMIT_EXCEEDED beyond). */
 export const MAX_RECORDINGS_PER_SESSION = 100;
 /** MEDIA_RECORDING_QUEUE_PACKETS's default: records waiting for the disk, per recording. */
 export const DEFAULT_RECORDING_QUEUE_PACKETS = 1000;
-/** A file name the client may choose: no directories, no leading dot. */
-export const RECORDING_NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$/;
-
 export type Tap = (packet: Uint8Array, address: string, port: number, rtcp: boolean, now: number) => void;
 
 interface Recording {
@@ -70,7 +68,7 @@ export class Recordings {
   async start(endpointId: string | null, fileName: string | undefined): Promise<StartOutcome> {
     if (!this.dir) return { ok: false, code: 'ENDPOINT_ERROR', message: 'recording is off: the bridge has no recordings directory (MEDIA_RECORDING_DIR is not set)' };
     if (this.all.size >= MAX_RECORDINGS_PER_SESSION) return { ok: false, code: 'LIMIT_EXCEEDED', message: `the session has ${this.all.size} recordings running; at most ${MAX_RECORDINGS_PER_SESSION}` };
-    if (fileName !== undefined && !RECORDING_NAME.test(fileName)) {
+    if (fileName !== undefined && !RECORDING_FILE_NAME.test(fileName)) {
       return { ok: false, code: 'INVALID_PARAMS', message: `file_name ${JSON.stringify(fileName.slice(0, 80))} is not a plain file name (letters, digits, '.', '_', '-'; no '/', no leading '.'; at most 200 characters)` };
     }
     const id = randomUUID();
