@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Window } from './read-ahead.js';
 import { MOUNT_WINDOWS_FILE_RE } from '../objstore/messages.js';
+import { pidAlive } from '../../runtime/pid.js';
 
 const PREFIX = 'hostd-mount-';
 
@@ -33,21 +34,12 @@ function baseDir(): string {
   return existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** Remove the windows files of daemons that are gone (a kill -9 leaves them in shared memory). */
 export function sweepWindowFiles(base = baseDir()): string[] {
   const removed: string[] = [];
   for (const name of readdirSync(base)) {
     const m = /^hostd-mount-(\d+)-/.exec(name);
-    if (!m || Number(m[1]) === process.pid || alive(Number(m[1]))) continue;
+    if (!m || Number(m[1]) === process.pid || pidAlive(Number(m[1]))) continue;
     rmSync(join(base, name), { recursive: true, force: true });
     removed.push(name);
   }

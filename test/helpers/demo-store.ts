@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import type { ExecutionContext } from 'ava';
 import { startDaemon, type Daemon, type LogLine } from './daemon.js';
 import { sh, sweepStale } from './loop.js';
+import { pidAlive } from '../../runtime/pid.js';
 
 /** The object store's fixed port in the daemon. */
 export const STORE_PORT = 80;
@@ -75,15 +76,6 @@ export async function detachUnder(dir: string): Promise<void> {
 
 const STATE_DIR_RE = new RegExp(`^${tmpdir()}/hostd-mnt-(\\d+)-store-`);
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** Exited (or a zombie nobody reaps yet). */
 function gone(pid: number): boolean {
   try {
@@ -111,7 +103,7 @@ async function killStaleDaemons(): Promise<void> {
     if (gone(Number(entry))) continue;
     const i = argv.indexOf('--state-dir');
     const m = i >= 0 && argv.includes('daemon') ? STATE_DIR_RE.exec(argv[i + 1] ?? '') : null;
-    if (m && !alive(Number(m[1]))) stale.push(Number(entry));
+    if (m && !pidAlive(Number(m[1]))) stale.push(Number(entry));
   }
   for (const pid of stale) process.kill(pid, 'SIGKILL');
   const end = Date.now() + 10_000;

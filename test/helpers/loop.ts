@@ -13,6 +13,7 @@ import { open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Scope } from './scope.js';
+import { pidAlive } from '../../runtime/pid.js';
 
 export const LOOP_DIR_PREFIX = 'hostd-loop-';
 
@@ -134,18 +135,10 @@ export const STALE_PREFIXES = [LOOP_DIR_PREFIX, 'hostd-faulty-', 'hostd-mnt-'];
 export async function sweepStale(): Promise<void> {
   if (swept) return;
   swept = true;
-  const alive = (pid: number) => {
-    try {
-      process.kill(pid, 0);
-      return true;
-    } catch (err) {
-      return (err as NodeJS.ErrnoException).code === 'EPERM';
-    }
-  };
   const re = new RegExp(`^${tmpdir()}/(?:${STALE_PREFIXES.join('|')})(\\d+)-`);
   const isStale = (path: string) => {
     const m = re.exec(path);
-    return !!m && !alive(Number(m[1]));
+    return !!m && !pidAlive(Number(m[1]));
   };
   const list = await sh('losetup', ['-l', '-n', '--raw', '-O', 'NAME,BACK-FILE']).catch(() => '');
   for (const line of list.split('\n')) {

@@ -8,6 +8,7 @@ import type { ObjstoreProtocol } from '../../actors/objstore/messages.js';
 import { objstoreArgs, objstoreSupervisor, schedulerArgs, type ObjstoreValues } from '../../actors/objstore/service.js';
 import type { SchedulerArgs } from '../../actors/scheduler/messages.js';
 import { withLoopDevices } from '../helpers/loop.js';
+import { pidAlive } from '../../runtime/pid.js';
 
 export { FileScope } from '../helpers/scope.js';
 
@@ -138,18 +139,9 @@ export async function startLock(): Promise<() => void> {
       } catch {
         /* being created or removed */
       }
-      if (owner > 0 && owner !== process.pid && !alive(owner)) rmSync(LOCK, { recursive: true, force: true });
+      if (owner > 0 && owner !== process.pid && !pidAlive(owner)) rmSync(LOCK, { recursive: true, force: true });
       if (Date.now() > deadline) throw new Error(`could not take ${LOCK} within 120 s`);
       await new Promise((r) => setTimeout(r, 50));
     }
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
   }
 }
