@@ -139,8 +139,12 @@ test.serial('bad verify requests are refused naming the field; an unknown volume
 test.serial('a running run: progress and scope shown, an uncovered request refused, a covered one answered by it, DELETE stops it', async (t) => {
   const { store, faulty, slowVol, spareVol, bodies } = t.context;
   const all = await records(store.url, bodies.keys());
-  const onSlow = all.filter((r) => [...r.dataVolumes, ...r.parityVolumes].includes(slowVol)).length;
-  t.is(onSlow, all.length, 'every object has a slice on the slow disk');
+  const hasSlow = (r: (typeof all)[number]) => [...r.dataVolumes, ...r.parityVolumes].includes(slowVol);
+  const onSlow = all.filter(hasSlow).length;
+  // Objects of several data slices span every writable volume; small ones (one data slice) are
+  // spread at random (protocols/objstore/layout.ts), so some of those may miss the slow disk.
+  t.true(all.filter((r) => r.k > 1).every(hasSlow), 'every object of several data slices has a slice on the slow disk');
+  t.true(onSlow >= all.length - all.filter((r) => r.k === 1).length && onSlow >= 20, `${onSlow} of ${all.length} objects have a slice on the slow disk`);
   // Every read of the faulty disk now takes 150 ms: a run over its objects lasts seconds.
   await faulty.slow(150);
   try {
