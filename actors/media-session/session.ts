@@ -1,7 +1,7 @@
 /**
- * One media session: its endpoints, the routing plan between them, the 20 ms media clock for
- * mixing and tones, and the endpoint commands (the WebRTC ones and WebRTC transfer in
- * webrtc-commands.ts). The actor (actor.ts) wraps it; this class holds no actor machinery
+ * One media session: its endpoints and the endpoint commands (the WebRTC ones and WebRTC
+ * transfer in webrtc-commands.ts; the routing plan, the packet path and the 20 ms media clock
+ * for mixing and tones in media-path.ts). The actor (actor.ts) wraps it; this class holds no actor machinery
  * beyond the `SessionEnv` it is given.
  *
  * Forwarded plain-RTP streams are handed to the native packet path (fast-rules.ts) after JS has
@@ -11,21 +11,17 @@
 import { randomUUID } from 'node:crypto';
 import { threadId } from 'node:worker_threads';
 import type { SessionInfo } from '../../protocols/media/results.js';
-import { isSource, routingPlan, type Route, type RouteNode } from '../../protocols/media/routing.js';
-import { stampEvent, stampForwarded, stampGenerated } from '../../protocols/media/outbound.js';
+import { isSource } from '../../protocols/media/routing.js';
 import type { RtpHeader } from '../../protocols/media/rtp.js';
-import type { CodecName, Direction } from '../../protocols/media/types.js';
-import { rtpTimestampIncrement } from './codecs.js';
-import { Mixer, type MixSource } from './mixer.js';
+import type { Direction } from '../../protocols/media/types.js';
+import { isGenerator, MediaPath, type Endpoint } from './media-path.js';
 import { RtpEndpoint, type RtpHost } from './rtp-endpoint.js';
 import { openSocketPair, shelf } from './sockets.js';
 import type { SocketPair } from './socket-pair.js';
-import { FastRules } from './fast-rules.js';
 import { ToneEndpoint } from './tone-endpoint.js';
 import { FileEndpoint } from './file-endpoint.js';
 import { openFileSource } from './file-open.js';
 import { WsEndpoint } from './ws-endpoint.js';
-import type { WebRtcEndpoint } from './webrtc-endpoint.js';
 import { WebRtcCommands } from './webrtc-commands.js';
 import { DEFAULT_RECORDING_QUEUE_PACKETS, Recordings } from './recording.js';
 import { RecordingStore } from './recording-store.js';
@@ -36,13 +32,7 @@ import { sessionIdOf, type AdoptOutcome, type BridgeAttach, type Refusal, type S
 import type { SessionEvent, SessionEventData } from '../media-bridge/messages.js';
 import type { EndpointSnapshot, RtpState } from './snapshot.js';
 
-export type Endpoint = RtpEndpoint | ToneEndpoint | FileEndpoint | WsEndpoint | BridgeEndpoint | WebRtcEndpoint;
-/** Endpoints that are mixed for, never forwarded to: PCM ones (WebSocket, bridge) and WebRTC (werift owns its send side). */
-type PcmEndpoint = WsEndpoint | BridgeEndpoint | WebRtcEndpoint;
-const isPcm = (ep: Endpoint | undefined): ep is PcmEndpoint => ep?.type === 'websocket' || ep?.type === 'bridge' || ep?.type === 'webrtc';
-/** Endpoints that make PCM on the session's clock (send-only sources, mixed). */
-type Generator = ToneEndpoint | FileEndpoint;
-const isGenerator = (ep: Endpoint | undefined): ep is Generator => ep?.type === 'tone' || ep?.type === 'file';
+export type { Endpoint } from './media-path.js';
 
 /** What the session needs from its actor. */
 export interface SessionEnv {
@@ -72,16 +62,6 @@ export interface SessionEnv {
   storePort(): Promise<number>;
 }
 
-/** One destination of a source's packets. */
-interface Target {
-  dest: RtpEndpoint;
-  /** Forward packets of `codec` as they are; anything else is decoded for the mixer. */
-  forward: boolean;
-  codec: CodecName;
-  pt: number;
-  frameTicks: number;
-}
-
 /** The result of command `c`, typed by what the client expects of its method. */
 const ok = <M extends SessionMethod>(_c: { method: M }, result: SessionResults[M]) => ({ ok: true as const, result });
 const fail = (code: Refusal['code'], message: string): Refusal => ({ ok: false, code, message });
@@ -101,22 +81,8 @@ export class Session implements RtpHost {
   /** Set once, by close() (session.destroy, or the actor ending): no more commands or endpoints. */
   private isClosed = false;
   private housekeepingTimer: NodeJS.Timeout | null = null;
-  private plan = new Map<string, Route>();
-  /** Per source: where its packets go, worked out once per change of routing. */
-  private targetsOf = new Map<string, Target[]>();
-  /** RTP sources that a PCM destination (WebSocket, bridge) hears: always decoded, never native. */
-  private pcmHeard = new Set<string>();
-  /** Every endpoint some destination hears (a WebRTC source nobody hears is not decoded). */
-  private heard = new Set<string>();
-  /** Packets sent, by kind, since the last housekeeping (added to the metrics there). */
-  private forwarded = 0;
-  private mixedSent = 0;
-  private toneSent = 0;
-  private mixer = new Mixer();
-  /** Forwarded streams carried by the native packet path (fast-rules.ts). */
-  private fast = new FastRules(() => this.args.peerPolicy);
-  private clock: NodeJS.Timeout | null = null;
-  private nextTickAt = 0;
+  /** Routing, the packet path and the media clock (media-path.ts). */
+  private readonly path: MediaPath;
   private sessionVersion = 1;
   readonly createdAt = Date.now();
   private readonly recordings: Recordings;
@@ -125,6 +91,7 @@ export class Session implements RtpHost {
     readonly args: SessionArgs,
     private readonly env: SessionEnv,
   ) {
+    this.path = new MediaPath({ endpoints: this.endpoints, env, peerPolicy: () => args.peerPolicy, advanceGenerators: () => this.advanceGenerators() });
     this.webrtc = this.webrtcCommands();
     this.recordings = new Recordings(args.recordingDir ?? null, args.recordingQueuePackets ?? DEFAULT_RECORDING_QUEUE_PACKETS, {
       stopped: (summary) => {
@@ -155,8 +122,8 @@ export class Session implements RtpHost {
   async command(c: SessionCommand, targetActor?: string): Promise<SessionOutcome> {
     if (this.isClosed) return fail('SESSION_NOT_FOUND', `session ${this.args.sessionId} is closed (destroyed, or its actor is ending); it takes no more commands`);
     // A command may change routes, streams or negotiation: the native rules' state comes back first.
-    if (c.method === 'session.info') this.fast.readAll();
-    else this.fast.takeAll();
+    if (c.method === 'session.info') this.path.fast.readAll();
+    else this.path.fast.takeAll();
     switch (c.method) {
       case 'session.info':
         return ok(c, this.info());
@@ -311,18 +278,7 @@ export class Session implements RtpHost {
       full: () => this.full(),
       noEndpoint: (id) => this.noEndpoint(id),
       endpointGone: (id) => this.recordings.endpointGone(id, 'transferred'),
-      mix: (ep, codec, payload) => {
-        if (!this.heard.has(ep.id)) {
-          ep.counters.notSourceDrops++;
-          return;
-        }
-        if (!this.clock) this.startClock();
-        try {
-          this.mixer.push(ep.id, codec, payload);
-        } catch {
-          ep.counters.malformed++;
-        }
-      },
+      mix: (ep, codec, payload) => this.path.mixWebRtc(ep, codec, payload),
     });
   }
 
@@ -386,7 +342,7 @@ export class Session implements RtpHost {
     for (const ep of this.endpoints.values()) {
       if (ep.type !== 'rtp') continue;
       ep.tap = this.recordings.tapFor(ep);
-      if (ep.tap && ep.fastSource) this.fast.take(ep, 'source');
+      if (ep.tap && ep.fastSource) this.path.fast.take(ep, 'source');
     }
   }
 
@@ -450,7 +406,7 @@ export class Session implements RtpHost {
     const ep = this.endpoints.get(endpointId);
     if (ep?.type !== 'bridge' || !isSource(ep.direction)) return;
     ep.counters.framesIn++;
-    this.mixer.pushPcm(ep.id, BRIDGE_RATE, new Int16Array(data), BRIDGE_QUEUE_MS);
+    this.path.pushPcm(ep.id, BRIDGE_RATE, new Int16Array(data), BRIDGE_QUEUE_MS);
   }
 
   /** The other side went: ours goes too, with an event for our owner. */
@@ -479,7 +435,7 @@ export class Session implements RtpHost {
     const ep = this.endpoints.get(endpointId);
     if (ep?.type !== 'websocket' || ep.state !== 'connected') return;
     const pcm = ep.samples(data);
-    if (pcm.length > 0 && isSource(ep.direction)) this.mixer.pushPcm(ep.id, ep.sampleRate, pcm, WS_QUEUE_MS);
+    if (pcm.length > 0 && isSource(ep.direction)) this.path.pushPcm(ep.id, ep.sampleRate, pcm, WS_QUEUE_MS);
   }
 
   /** The client's socket closed (the client, the front's overload guard, or our own close). */
@@ -487,7 +443,7 @@ export class Session implements RtpHost {
     const ep = this.endpoints.get(endpointId);
     if (ep?.type !== 'websocket' || ep.state !== 'connected') return;
     ep.state = 'disconnected';
-    this.mixer.forget(ep.id);
+    this.path.forget(ep.id);
     this.env.emit('endpoint.state_changed', { endpoint_id: ep.id, type: 'websocket', state: 'disconnected', previous_state: 'connected' });
     this.replan();
   }
@@ -534,7 +490,7 @@ export class Session implements RtpHost {
   private detach(ep: Endpoint): void {
     if (ep.type === 'rtp' || ep.type === 'webrtc') reportCounters(ep, ep.counters);
     this.endpoints.delete(ep.id);
-    this.mixer.forget(ep.id);
+    this.path.forget(ep.id);
     this.replan();
   }
 
@@ -666,158 +622,26 @@ export class Session implements RtpHost {
 
   stateChanged(ep: RtpEndpoint, previous: RtpState): void {
     // Only a connected source is forwarded natively: its next packet must reach JS to reconnect it.
-    if (ep.state !== 'connected') this.fast.take(ep, 'source');
+    if (ep.state !== 'connected') this.path.fast.take(ep, 'source');
     this.env.emit('endpoint.state_changed', { endpoint_id: ep.id, type: ep.type, state: ep.state, previous_state: previous });
   }
 
   takeFast(ep: RtpEndpoint, role: 'source' | 'destination'): void {
-    this.fast.take(ep, role);
+    this.path.fast.take(ep, role);
   }
 
-  /** An RTP packet that passed the endpoint's checks. */
+  /** An RTP packet that passed the endpoint's checks: the media path decides where it goes. */
   media(ep: RtpEndpoint, h: RtpHeader, payload: Uint8Array): void {
-    const targets = this.targetsOf.get(ep.id) ?? (this.pcmHeard.has(ep.id) ? [] : undefined);
-    if (!targets) {
-      ep.counters.notSourceDrops++;
-      return;
-    }
-    const n = ep.negotiated!;
-    const tePt = n.recvTelephoneEventPt ?? n.telephoneEvent?.pt;
-    if (tePt !== undefined && tePt !== null && h.payloadType === tePt) {
-      for (const t of targets) this.forwardEvent(ep, t.dest, h, payload);
-      return;
-    }
-    const codec = ep.codecFor(h.payloadType);
-    if (!codec) {
-      ep.counters.malformed++;
-      return;
-    }
-    let decoded = false;
-    const decode = () => {
-      decoded = true;
-      if (!this.clock) this.startClock();
-      try {
-        this.mixer.push(ep.id, codec, payload);
-      } catch {
-        ep.counters.malformed++; // a payload its codec cannot decode (a corrupt Opus frame): dropped
-      }
-    };
-    const heardAsPcm = this.pcmHeard.has(ep.id);
-    for (let i = 0; i < targets.length; i++) {
-      const t = targets[i]!;
-      if (t.forward && t.codec === codec) {
-        t.dest.sendRtp(t.pt, stampForwarded(t.dest.outbound, ep.sourceKey, h.timestamp, h.marker, t.frameTicks), payload);
-        this.forwarded++;
-        // Forwarded by JS once: the native path can carry this stream from the next packet on
-        // (not when a PCM destination hears it too: the native path would starve it).
-        // Nor when a recording hears it: its packets must reach JS's tap.
-        if (targets.length === 1 && !heardAsPcm && !ep.tap) this.fast.maybeSet(ep, targets);
-      } else if (!decoded) decode();
-    }
-    if (heardAsPcm && !decoded) decode();
-  }
-
-  private forwardEvent(src: RtpEndpoint, d: RtpEndpoint, h: RtpHeader, payload: Uint8Array): void {
-    const te = d.negotiated?.telephoneEvent;
-    if (!te) return; // the destination did not negotiate telephone-event: the digit is dropped
-    const stamp = stampEvent(d.outbound, src.sourceKey, h.timestamp, rtpTimestampIncrement(d.negotiated!.sendCodec.name));
-    const from = src.negotiated?.telephoneEvent?.clockRate ?? te.clockRate;
-    let body = payload;
-    if (from !== te.clockRate && payload.length >= 4) {
-      // RFC 4733's duration is in RTP clock units: rescale it to the destination's clock.
-      body = Buffer.from(payload);
-      const duration = Math.min(0xffff, Math.round((((body[2]! << 8) | body[3]!) * te.clockRate) / from));
-      body[2] = duration >> 8;
-      body[3] = duration & 0xff;
-    }
-    d.sendRtp(te.pt, { ...stamp, marker: h.marker }, body);
+    this.path.media(ep, h, payload);
   }
 
   /** Rebuild the routing plan after any change of endpoints, directions or negotiation. */
   replan(): void {
-    this.fast.takeAll();
-    const nodes: RouteNode[] = [];
-    for (const ep of this.endpoints.values()) {
-      if (isGenerator(ep)) nodes.push({ id: ep.id, direction: ep.direction, codec: null, generator: true });
-      else if (isPcm(ep)) nodes.push({ id: ep.id, direction: ep.direction, codec: null, pcm: true, bridge: ep.type === 'bridge' });
-      // Before its answer an RTP endpoint neither sends nor receives: it is left out of routing.
-      else nodes.push({ id: ep.id, direction: ep.negotiated ? ep.direction : 'inactive', codec: ep.negotiated?.sendCodec.name ?? null, canSend: ep.negotiated !== null });
-    }
-    this.plan = routingPlan(nodes);
-    this.targetsOf.clear();
-    this.pcmHeard.clear();
-    this.heard.clear();
-    let mixing = false;
-    for (const route of this.plan.values()) {
-      if (route.mode === 'mix') mixing = true;
-      const dest = this.endpoints.get(route.destination);
-      for (const s of route.sources) this.heard.add(s);
-      if (isPcm(dest)) for (const s of route.sources) this.pcmHeard.add(s);
-      if (dest?.type !== 'rtp' || !dest.negotiated) continue;
-      const send = dest.negotiated.sendCodec;
-      const target: Target = { dest, forward: route.mode === 'forward', codec: send.name, pt: send.pt, frameTicks: rtpTimestampIncrement(send.name) };
-      for (const s of route.sources) {
-        const list = this.targetsOf.get(s) ?? [];
-        list.push(target);
-        this.targetsOf.set(s, list);
-      }
-    }
-    const tones = [...this.endpoints.values()].some((e) => isGenerator(e) && e.state === 'playing');
-    if ((mixing || tones) && !this.clock) this.startClock();
-    else if (!mixing && !tones && this.clock) this.stopClock();
+    this.path.replan();
   }
 
-  private startClock(): void {
-    this.nextTickAt = performance.now() + 20;
-    this.clock = this.env.setTimeout(() => this.tick(), 20);
-  }
-
-  private stopClock(): void {
-    if (this.clock) clearTimeout(this.clock);
-    this.clock = null;
-  }
-
-  /** The 20 ms media clock: tones advance, mixing destinations get one frame each. */
-  private tick(): void {
-    const now = performance.now();
-    // Behind by more than 100 ms (a stalled thread): skip ahead instead of bursting.
-    if (now - this.nextTickAt > 100) this.nextTickAt = now;
-    this.nextTickAt += 20;
-    this.clock = this.env.setTimeout(() => this.tick(), Math.max(0, this.nextTickAt - performance.now()));
-    this.mixer.beginTick();
-    for (const route of this.plan.values()) {
-      // A forward route whose source sent another of its agreed codecs this tick is mixed too.
-      if (route.mode === 'silent') continue;
-      const d = this.endpoints.get(route.destination);
-      if (d?.type === 'websocket') {
-        const pcm = this.mixer.mixPcm(d.sampleRate, this.mixSources(route));
-        if (pcm) this.env.wsSend(d.id, d.encode(pcm));
-        continue;
-      }
-      if (d?.type === 'bridge') {
-        const pcm = this.mixer.mixPcm(BRIDGE_RATE, this.mixSources(route));
-        if (pcm) this.env.bridgeAudio(d.peer.actor, d.peer.endpointId, d.frameOut(pcm));
-        continue;
-      }
-      if (d?.type === 'webrtc') {
-        const codec = d.sendCodec?.name;
-        const payload = codec ? this.mixer.mixFor(d.id, codec, this.mixSources(route)) : null;
-        if (payload) d.send(payload);
-        continue;
-      }
-      if (d?.type !== 'rtp' || !d.negotiated) continue;
-      if (route.mode === 'forward') {
-        const sent = this.mixer.frameCodec(route.sources[0]!);
-        if (sent === null || sent === d.negotiated.sendCodec.name) continue;
-      }
-      const sources = this.mixSources(route);
-      const codec: CodecName = d.negotiated.sendCodec.name;
-      const payload = this.mixer.mixFor(d.id, codec, sources);
-      if (!payload) continue;
-      d.sendRtp(d.negotiated.sendCodec.pt, stampGenerated(d.outbound, rtpTimestampIncrement(codec)), payload);
-      if (sources.every((s) => s.generate)) this.toneSent++;
-      else this.mixedSent++;
-    }
+  /** One media-clock tick for tones and files (after the mixing); true when one finished. */
+  private advanceGenerators(): boolean {
     let finished = false;
     for (const ep of this.endpoints.values()) {
       if (ep.type === 'tone' && ep.advance()) {
@@ -829,26 +653,13 @@ export class Session implements RtpHost {
         this.fileStateChanged(ep, 'playing', true);
       }
     }
-    if (finished) this.replan();
-  }
-
-  private mixSources(route: Route): MixSource[] {
-    return route.sources.map((id) => {
-      const s = this.endpoints.get(id);
-      return isGenerator(s) ? { id, generate: (rate: number) => s.frame(rate) } : { id };
-    });
+    return finished;
   }
 
   private reportsDue = 0;
   private housekeeping(): void {
     const now = Date.now();
-    this.fast.readAll();
-    this.forwarded += this.fast.forwarded;
-    this.fast.forwarded = 0;
-    if (this.forwarded) this.env.countPacket('forwarded', this.forwarded);
-    if (this.mixedSent) this.env.countPacket('mixed', this.mixedSent);
-    if (this.toneSent) this.env.countPacket('tone', this.toneSent);
-    this.forwarded = this.mixedSent = this.toneSent = 0;
+    this.path.countPackets();
     const reports = ++this.reportsDue % 5 === 0;
     for (const ep of this.endpoints.values()) {
       if (ep.type === 'webrtc') {
@@ -877,7 +688,7 @@ export class Session implements RtpHost {
       created_at_epoch_ms: this.createdAt,
       thread_id: threadId,
       endpoints: [...this.endpoints.values()].map((e) => e.info()),
-      routes: [...this.plan.values()].map((r) => ({ destination: r.destination, sources: r.sources, mode: r.mode })),
+      routes: this.path.routes(),
       relays_held: this.relays.size,
       recordings: this.recordings.info(),
     };
@@ -903,8 +714,7 @@ export class Session implements RtpHost {
   close({ keepRelays = false } = {}): void {
     if (!this.isClosed) {
       this.isClosed = true;
-      this.fast.takeAll();
-      this.stopClock();
+      this.path.close();
       if (this.housekeepingTimer) clearTimeout(this.housekeepingTimer);
       this.housekeepingTimer = null;
       for (const ep of this.endpoints.values()) {
@@ -913,9 +723,6 @@ export class Session implements RtpHost {
       }
       void this.recordings.closeAll();
       this.endpoints.clear();
-      this.plan.clear();
-      this.targetsOf.clear();
-      this.mixer = new Mixer();
     }
     if (keepRelays) return;
     for (const [id, r] of this.relays) {
