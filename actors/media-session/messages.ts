@@ -17,6 +17,8 @@ export type SessionMethod = SessionCommand['method'];
 
 /** A refused command: the error code and message the client gets. */
 export type Refusal = { ok: false; code: ErrorCode; message: string };
+/** A command's refusal: its code and a message naming what was wrong. */
+export const refusal = (code: ErrorCode, message: string): Refusal => ({ ok: false, code, message });
 
 /** A command's answer: its result as the client's `Results` declares it, or a refusal. */
 export type CommandOutcome<M extends Method = Method> = { [K in M]: { ok: true; result: Results[K] } }[M] | Refusal;

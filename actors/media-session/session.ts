@@ -15,8 +15,10 @@ import { isSource } from '../../protocols/media/routing.js';
 import type { RtpHeader } from '../../protocols/media/rtp.js';
 import type { Direction } from '../../protocols/media/types.js';
 import { isGenerator, MediaPath, type Endpoint } from './media-path.js';
+import { Relays } from './relays.js';
+import { adoptRtp, transferRtpOut, type TransferHost } from './rtp-transfer.js';
 import { RtpEndpoint, type RtpHost } from './rtp-endpoint.js';
-import { openSocketPair, shelf } from './sockets.js';
+import { openSocketPair } from './sockets.js';
 import type { SocketPair } from './socket-pair.js';
 import { ToneEndpoint } from './tone-endpoint.js';
 import { FileEndpoint } from './file-endpoint.js';
@@ -27,8 +29,8 @@ import { DEFAULT_RECORDING_QUEUE_PACKETS, Recordings } from './recording.js';
 import { RecordingStore } from './recording-store.js';
 import { BRIDGE_RATE, BridgeEndpoint, mirrorDirection } from './bridge-endpoint.js';
 import { AUDIO_PATH_PREFIX } from '../../protocols/media/commands.js';
-import { filesFinished, markReported, mediaTimeouts, reportCounters, toneFinished, transfers } from './metrics.js';
-import { sessionIdOf, type AdoptOutcome, type BridgeAttach, type Refusal, type SessionArgs, type SessionCommand, type SessionMethod, type SessionOutcome, type SessionResults } from './messages.js';
+import { filesFinished, mediaTimeouts, reportCounters, toneFinished } from './metrics.js';
+import { refusal, type AdoptOutcome, type BridgeAttach, type Refusal, type SessionArgs, type SessionCommand, type SessionMethod, type SessionOutcome, type SessionResults } from './messages.js';
 import type { SessionEvent, SessionEventData } from '../media-bridge/messages.js';
 import type { EndpointSnapshot, RtpState } from './snapshot.js';
 
@@ -64,9 +66,6 @@ export interface SessionEnv {
 
 /** The result of command `c`, typed by what the client expects of its method. */
 const ok = <M extends SessionMethod>(_c: { method: M }, result: SessionResults[M]) => ({ ok: true as const, result });
-const fail = (code: Refusal['code'], message: string): Refusal => ({ ok: false, code, message });
-/** Packets kept for a transferred endpoint while its target adopts it (1 s of a 20 ms stream). */
-const MAX_HELD_IN_TRANSFER = 50;
 /** How much inbound WebSocket audio waits for the clock at most (the front refuses a client faster than real time). */
 const WS_QUEUE_MS = 1000;
 /** How much audio from a bridged session waits for this session's clock at most (the two clocks drift apart slowly). */
@@ -77,7 +76,7 @@ export const DEFAULT_WS_CONNECT_TIMEOUT_MS = 30_000;
 export class Session implements RtpHost {
   readonly endpoints = new Map<string, Endpoint>();
   /** Sockets of endpoints that moved to a session on another thread: we relay their media. */
-  private readonly relays = new Map<string, { sockets: SocketPair; target: string }>();
+  private readonly relays: Relays;
   /** Set once, by close() (session.destroy, or the actor ending): no more commands or endpoints. */
   private isClosed = false;
   private housekeepingTimer: NodeJS.Timeout | null = null;
@@ -91,6 +90,7 @@ export class Session implements RtpHost {
     readonly args: SessionArgs,
     private readonly env: SessionEnv,
   ) {
+    this.relays = new Relays(env);
     this.path = new MediaPath({ endpoints: this.endpoints, env, peerPolicy: () => args.peerPolicy, advanceGenerators: () => this.advanceGenerators() });
     this.webrtc = this.webrtcCommands();
     this.recordings = new Recordings(args.recordingDir ?? null, args.recordingQueuePackets ?? DEFAULT_RECORDING_QUEUE_PACKETS, {
@@ -120,7 +120,7 @@ export class Session implements RtpHost {
   /** Run a command of the bound connection; its outcome is typed by the command's method. */
   async command<M extends SessionMethod>(c: Extract<SessionCommand, { method: M }>, targetActor?: string): Promise<SessionOutcome<M>>;
   async command(c: SessionCommand, targetActor?: string): Promise<SessionOutcome> {
-    if (this.isClosed) return fail('SESSION_NOT_FOUND', `session ${this.args.sessionId} is closed (destroyed, or its actor is ending); it takes no more commands`);
+    if (this.isClosed) return refusal('SESSION_NOT_FOUND', `session ${this.args.sessionId} is closed (destroyed, or its actor is ending); it takes no more commands`);
     // A command may change routes, streams or negotiation: the native rules' state comes back first.
     if (c.method === 'session.info') this.path.fast.readAll();
     else this.path.fast.takeAll();
@@ -154,9 +154,9 @@ export class Session implements RtpHost {
         if (c.method === 'endpoint.accept_answer' && this.endpoints.get(c.params.endpoint_id)?.type === 'webrtc') return this.webrtc.command({ method: 'endpoint.webrtc.accept_answer', params: c.params });
         const ep = this.rtp(c.params.endpoint_id);
         if (!ep.ok) return ep.outcome;
-        if ('offer_generation' in c.params && c.params.offer_generation !== undefined) return fail('INVALID_PARAMS', 'offer_generation applies to WebRTC endpoints; this is an RTP endpoint');
+        if ('offer_generation' in c.params && c.params.offer_generation !== undefined) return refusal('INVALID_PARAMS', 'offer_generation applies to WebRTC endpoints; this is an RTP endpoint');
         const r = ep.ep.acceptAnswer(c.params.sdp, Date.now());
-        if (!r.ok) return fail('ENDPOINT_ERROR', r.message);
+        if (!r.ok) return refusal('ENDPOINT_ERROR', r.message);
         this.replan();
         return ok(c, {});
       }
@@ -164,7 +164,7 @@ export class Session implements RtpHost {
         const ep = this.rtp(c.params.endpoint_id);
         if (!ep.ok) return ep.outcome;
         const r = ep.ep.reinvite(c.params.sdp, Date.now());
-        if (!r.ok) return fail('ENDPOINT_ERROR', r.message);
+        if (!r.ok) return refusal('ENDPOINT_ERROR', r.message);
         this.replan();
         return ok(c, { sdp_answer: r.value });
       }
@@ -172,7 +172,7 @@ export class Session implements RtpHost {
         const ep = this.rtp(c.params.endpoint_id);
         if (!ep.ok) return ep.outcome;
         const r = ep.ep.rekey();
-        return r.ok ? ok(c, { sdp: r.value }) : fail('ENDPOINT_ERROR', r.message);
+        return r.ok ? ok(c, { sdp: r.value }) : refusal('ENDPOINT_ERROR', r.message);
       }
       case 'endpoint.create_tone': {
         if (this.endpoints.size >= this.args.maxEndpoints) return this.full();
@@ -207,10 +207,10 @@ export class Session implements RtpHost {
       case 'endpoint.file.seek': {
         const ep = this.endpoints.get(c.params.endpoint_id);
         if (!ep) return this.noEndpoint(c.params.endpoint_id);
-        if (ep.type !== 'file') return fail('ENDPOINT_ERROR', `endpoint ${ep.id} is a ${ep.type} endpoint, not a file endpoint`);
+        if (ep.type !== 'file') return refusal('ENDPOINT_ERROR', `endpoint ${ep.id} is a ${ep.type} endpoint, not a file endpoint`);
         const verb = c.method.slice('endpoint.file.'.length);
-        if (ep.state === 'finished') return fail('ENDPOINT_ERROR', `file endpoint ${ep.id} has finished: it cannot ${verb} (remove it, or create a new one)`);
-        if (ep.state === 'buffering') return fail('ENDPOINT_ERROR', `file endpoint ${ep.id} is still buffering (its download has not finished): it cannot ${verb} yet`);
+        if (ep.state === 'finished') return refusal('ENDPOINT_ERROR', `file endpoint ${ep.id} has finished: it cannot ${verb} (remove it, or create a new one)`);
+        if (ep.state === 'buffering') return refusal('ENDPOINT_ERROR', `file endpoint ${ep.id} is still buffering (its download has not finished): it cannot ${verb} yet`);
         const before = ep.state;
         let ended = false;
         if (c.method === 'endpoint.file.pause') ep.pause();
@@ -225,7 +225,7 @@ export class Session implements RtpHost {
         if (!ep) return this.noEndpoint(c.params.endpoint_id);
         const d = c.params.direction;
         if (isGenerator(ep) && d !== 'auto' && d !== 'sendonly' && d !== 'inactive') {
-          return fail('INVALID_PARAMS', `a ${ep.type} endpoint only sends: direction must be sendonly, inactive or auto; got ${d}`);
+          return refusal('INVALID_PARAMS', `a ${ep.type} endpoint only sends: direction must be sendonly, inactive or auto; got ${d}`);
         }
         ep.override = d === 'auto' ? null : d;
         this.replan();
@@ -244,7 +244,7 @@ export class Session implements RtpHost {
         return this.startRecording(c);
       case 'recording.stop': {
         const done = await this.recordings.stop(c.params.recording_id);
-        if (!done) return fail('ENDPOINT_ERROR', `no recording ${c.params.recording_id} in this session (never started, already stopped, or stopped by itself: see recording.stopped)`);
+        if (!done) return refusal('ENDPOINT_ERROR', `no recording ${c.params.recording_id} in this session (never started, already stopped, or stopped by itself: see recording.stopped)`);
         this.retap();
         return ok(c, done);
       }
@@ -257,7 +257,7 @@ export class Session implements RtpHost {
         return ok(c, { session_id: this.args.sessionId, destroyed: true, lingering });
       }
       default:
-        return fail('NOT_IMPLEMENTED', `${(c as SessionCommand).method} is not available in this version of the bridge`);
+        return refusal('NOT_IMPLEMENTED', `${(c as SessionCommand).method} is not available in this version of the bridge`);
     }
   }
 
@@ -293,7 +293,7 @@ export class Session implements RtpHost {
     const opened = await openFileSource(this.args, c.params);
     if (!opened.ok) return opened;
     // Opened asynchronously: the session may have closed or filled up meanwhile.
-    if (this.isClosed) return fail('SESSION_NOT_FOUND', `session ${this.args.sessionId} closed while the file was being opened`);
+    if (this.isClosed) return refusal('SESSION_NOT_FOUND', `session ${this.args.sessionId} closed while the file was being opened`);
     if (this.endpoints.size >= this.args.maxEndpoints) return this.full();
     const ep = new FileEndpoint(randomUUID(), opened.shown, 'file' in opened ? opened.file : null, start_ms, loop_count, gain_db);
     this.add(ep);
@@ -315,16 +315,16 @@ export class Session implements RtpHost {
       if (endpoint_id === null) return null;
       const ep = this.endpoints.get(endpoint_id);
       if (!ep) return this.noEndpoint(endpoint_id);
-      if (ep.type !== 'rtp') return fail('ENDPOINT_ERROR', `endpoint ${endpoint_id} is a ${ep.type} endpoint: only what RTP endpoints receive is recorded in this version`);
+      if (ep.type !== 'rtp') return refusal('ENDPOINT_ERROR', `endpoint ${endpoint_id} is a ${ep.type} endpoint: only what RTP endpoints receive is recorded in this version`);
       return null;
     };
     const refused = check();
     if (refused) return refused;
     const started = await this.recordings.start(endpoint_id, file_name);
-    if (!started.ok) return fail(started.code, started.message);
+    if (!started.ok) return refusal(started.code, started.message);
     const r = started.recording;
     // The file was created asynchronously: the session may have closed or the endpoint gone meanwhile.
-    const gone = this.isClosed ? fail('SESSION_NOT_FOUND', `session ${this.args.sessionId} closed while the recording file was being created`) : check();
+    const gone = this.isClosed ? refusal('SESSION_NOT_FOUND', `session ${this.args.sessionId} closed while the recording file was being created`) : check();
     if (gone) {
       await this.recordings.stop(r.id);
       return gone;
@@ -364,8 +364,8 @@ export class Session implements RtpHost {
 
   private async createBridge(c: Extract<SessionCommand, { method: 'endpoint.create_bridge' }>, targetActor: string | undefined): Promise<SessionOutcome<'endpoint.create_bridge'>> {
     const target = c.params.target_session_id;
-    if (target === this.args.sessionId) return fail('INVALID_PARAMS', 'target_session_id is this session; a bridge wires two sessions');
-    if (!targetActor) return fail('SESSION_NOT_FOUND', `session ${target} does not exist`);
+    if (target === this.args.sessionId) return refusal('INVALID_PARAMS', 'target_session_id is this session; a bridge wires two sessions');
+    if (!targetActor) return refusal('SESSION_NOT_FOUND', `session ${target} does not exist`);
     if (this.endpoints.size >= this.args.maxEndpoints) return this.full();
     const peer = { actor: targetActor, sessionId: target, endpointId: randomUUID() };
     const ep = this.newBridge(randomUUID(), peer, c.params.direction);
@@ -375,12 +375,12 @@ export class Session implements RtpHost {
     try {
       answer = await this.env.bridgeAttach(targetActor, { endpointId: peer.endpointId, direction: mirrorDirection(c.params.direction), peerActor: this.actorId, peerSessionId: this.args.sessionId, peerEndpointId: ep.id });
     } catch (err) {
-      answer = fail('SESSION_NOT_FOUND', `session ${target} did not answer: ${(err as Error).message}`);
+      answer = refusal('SESSION_NOT_FOUND', `session ${target} did not answer: ${(err as Error).message}`);
     }
     if (!answer.ok || this.isClosed || this.endpoints.get(ep.id) !== ep) {
       if (this.endpoints.get(ep.id) === ep) this.detach(ep);
       ep.close(answer.ok ? 'removed' : 'peer');
-      return answer.ok ? fail('SESSION_NOT_FOUND', `session ${this.args.sessionId} closed while the bridge was being made`) : answer;
+      return answer.ok ? refusal('SESSION_NOT_FOUND', `session ${this.args.sessionId} closed while the bridge was being made`) : answer;
     }
     ep.state = 'connected';
     this.env.emit('endpoint.state_changed', { endpoint_id: ep.id, type: 'bridge', state: 'connected', previous_state: 'new' });
@@ -390,9 +390,9 @@ export class Session implements RtpHost {
 
   /** The other session of a bridge asks for our side of the pair. */
   bridgeAttach(a: BridgeAttach): { ok: true } | Refusal {
-    if (this.isClosed) return fail('SESSION_NOT_FOUND', `session ${this.args.sessionId} is being destroyed`);
+    if (this.isClosed) return refusal('SESSION_NOT_FOUND', `session ${this.args.sessionId} is being destroyed`);
     if (this.endpoints.size >= this.args.maxEndpoints) {
-      return fail('LIMIT_EXCEEDED', `the target session has ${this.endpoints.size} endpoints; max_endpoints_per_session is ${this.args.maxEndpoints}`);
+      return refusal('LIMIT_EXCEEDED', `the target session has ${this.endpoints.size} endpoints; max_endpoints_per_session is ${this.args.maxEndpoints}`);
     }
     const ep = this.newBridge(a.endpointId, { actor: a.peerActor, sessionId: a.peerSessionId, endpointId: a.peerEndpointId }, a.direction);
     ep.state = 'connected';
@@ -454,7 +454,7 @@ export class Session implements RtpHost {
     try {
       sockets = await openSocketPair(this.args.bindAddress, this.args.family, this.args.rtpPortMin, this.args.rtpPortMax);
     } catch (err) {
-      return { ok: false, outcome: fail('ENDPOINT_ERROR', (err as Error).message) };
+      return { ok: false, outcome: refusal('ENDPOINT_ERROR', (err as Error).message) };
     }
     const local = { address: this.args.advertisedAddress, family: this.args.family, port: sockets.port, rtcpPort: sockets.rtcpPort, sessionId: String(Date.now()), sessionVersion: this.sessionVersion++, allowedNetworks: this.args.allowedNetworks ?? [] };
     return { ok: true, ep: RtpEndpoint.fresh(randomUUID(), this, local, sockets, direction) };
@@ -462,21 +462,21 @@ export class Session implements RtpHost {
 
   private discard(ep: RtpEndpoint, message: string): Refusal {
     ep.close();
-    return fail('ENDPOINT_ERROR', message);
+    return refusal('ENDPOINT_ERROR', message);
   }
 
   private full(): Refusal {
-    return fail('LIMIT_EXCEEDED', `the session has ${this.endpoints.size} endpoints; max_endpoints_per_session is ${this.args.maxEndpoints}`);
+    return refusal('LIMIT_EXCEEDED', `the session has ${this.endpoints.size} endpoints; max_endpoints_per_session is ${this.args.maxEndpoints}`);
   }
 
   private noEndpoint(id: string): Refusal {
-    return fail('ENDPOINT_ERROR', `no endpoint ${id} in this session (never created, removed, or transferred away)`);
+    return refusal('ENDPOINT_ERROR', `no endpoint ${id} in this session (never created, removed, or transferred away)`);
   }
 
   private rtp(id: string): { ok: true; ep: RtpEndpoint } | { ok: false; outcome: Refusal } {
     const ep = this.endpoints.get(id);
     if (!ep) return { ok: false, outcome: this.noEndpoint(id) };
-    if (ep.type !== 'rtp') return { ok: false, outcome: fail('ENDPOINT_ERROR', `endpoint ${id} is a ${ep.type} endpoint, not an RTP endpoint`) };
+    if (ep.type !== 'rtp') return { ok: false, outcome: refusal('ENDPOINT_ERROR', `endpoint ${id} is a ${ep.type} endpoint, not an RTP endpoint`) };
     return { ok: true, ep };
   }
 
@@ -496,85 +496,41 @@ export class Session implements RtpHost {
 
   // ---- transfer ----------------------------------------------------------------------------
 
+  /** What an RTP transfer (rtp-transfer.ts) needs of this session. */
+  private get transferHost(): TransferHost {
+    return {
+      rtpHost: this,
+      env: this.env,
+      relays: this.relays,
+      actorId: this.env.actorId,
+      release: (ep) => {
+        // Spec, transfer rule 2: active recordings on the endpoint are stopped (a rollback does not restart them).
+        this.recordings.endpointGone(ep.id, 'transferred');
+        ep.tap = null;
+        this.detach(ep);
+      },
+      add: (ep) => this.add(ep),
+    };
+  }
+
   private async transferOut(id: string, targetSessionId: string, targetActor: string | undefined): Promise<SessionOutcome<'endpoint.transfer'>> {
-    if (targetSessionId === this.args.sessionId) return fail('INVALID_PARAMS', 'target_session_id is this session; a transfer moves an endpoint to another session');
+    if (targetSessionId === this.args.sessionId) return refusal('INVALID_PARAMS', 'target_session_id is this session; a transfer moves an endpoint to another session');
     const ep = this.endpoints.get(id);
     if (!ep) return this.noEndpoint(id);
-    if (ep.type !== 'rtp' && ep.type !== 'webrtc') return fail('INVALID_PARAMS', `a ${ep.type} endpoint cannot be transferred (only RTP and WebRTC endpoints can)`);
-    if (!targetActor) return fail('SESSION_NOT_FOUND', `session ${targetSessionId} does not exist`);
+    if (ep.type !== 'rtp' && ep.type !== 'webrtc') return refusal('INVALID_PARAMS', `a ${ep.type} endpoint cannot be transferred (only RTP and WebRTC endpoints can)`);
+    if (!targetActor) return refusal('SESSION_NOT_FOUND', `session ${targetSessionId} does not exist`);
     if (ep.type === 'webrtc') return this.webrtc.transfer(ep, targetSessionId, targetActor);
-    // Spec, transfer rule 2: active recordings on the endpoint are stopped (a rollback does not restart them).
-    this.recordings.endpointGone(ep.id, 'transferred');
-    ep.tap = null;
-    this.detach(ep);
-    const snapshot = ep.snapshot();
-    const sockets = ep.handOver();
-    // In flight: packets that arrive while the target adopts the endpoint are kept (copied: a
-    // native batch's buffer is reused) and handed to whoever owns the sockets afterwards, so a
-    // transfer loses none even when the round trip to the target takes several packet times.
-    const held: Array<[Buffer, string, number, boolean]> = [];
-    const replay = () => {
-      for (const [data, address, port, rtcp] of held.splice(0)) sockets?.onPacket(data, address, port, rtcp);
-    };
-    if (sockets) {
-      sockets.onPacket = (data, address, port, rtcp) => {
-        if (held.length < MAX_HELD_IN_TRANSFER) held.push([Buffer.from(data), address, port, rtcp]);
-      };
-      shelf.set(id, sockets);
-    }
-    let answer: AdoptOutcome;
-    try {
-      answer = await this.env.adoptElsewhere(targetActor, snapshot);
-    } catch (err) {
-      answer = fail('TRANSFER_FAILED', `the target session did not take the endpoint: ${(err as Error).message}`);
-    }
-    if (!answer.ok) {
-      // Roll back: the endpoint comes back as it was (its sockets are still on our shelf).
-      const mine = sockets && shelf.get(id) === sockets;
-      if (mine) shelf.delete(id);
-      const back = new RtpEndpoint(id, this, snapshot, mine ? sockets : null);
-      markReported(back, back.counters);
-      this.add(back);
-      replay();
-      transfers.inc({ outcome: 'failed' });
-      return fail('TRANSFER_FAILED', `${answer.message}; the endpoint stays in this session`);
-    }
-    if (sockets && shelf.get(id) === sockets) {
-      // The target runs on another thread: these sockets stay here and we relay for it.
-      this.relays.set(id, { sockets, target: targetActor });
-      sockets.onPacket = (data, address, port, rtcp) => this.env.relayIn(this.relays.get(id)!.target, id, data, address, port, rtcp);
-    }
-    // Same thread: the target took the sockets and set their handler; elsewhere: the relay's.
-    replay();
-    transfers.inc({ outcome: this.relays.has(id) ? 'relayed' : 'same-thread' });
-    this.env.emit('endpoint.transferred_out', { endpoint_id: id, target_session_id: targetSessionId });
-    return { ok: true, result: { endpoint_id: id, target_session_id: targetSessionId } };
+    return transferRtpOut(this.transferHost, ep, targetSessionId, targetActor);
   }
 
   /** Transfer in: take an endpoint from another session. */
   adopt(snapshot: EndpointSnapshot, from: string): AdoptOutcome {
-    if (this.isClosed) return fail('TRANSFER_FAILED', 'the target session is being destroyed');
+    if (this.isClosed) return refusal('TRANSFER_FAILED', 'the target session is being destroyed');
     if (this.endpoints.size >= this.args.maxEndpoints) {
-      return fail('TRANSFER_FAILED', `the target session is at max_endpoints_per_session (${this.args.maxEndpoints})`);
+      return refusal('TRANSFER_FAILED', `the target session is at max_endpoints_per_session (${this.args.maxEndpoints})`);
     }
     if (snapshot.kind === 'webrtc') return this.webrtc.adopt(snapshot, from);
-    const here = shelf.get(snapshot.id);
-    let ep: RtpEndpoint;
-    if (here) {
-      shelf.delete(snapshot.id);
-      const home = snapshot.home.actor;
-      ep = new RtpEndpoint(snapshot.id, this, snapshot, here);
-      // Came back to the thread that holds its sockets through a third session: the relay ends.
-      if (home !== from && home !== this.actorId) this.env.relayClose(home, snapshot.id, false);
-      if (home === this.actorId) this.relays.delete(snapshot.id);
-    } else {
-      ep = new RtpEndpoint(snapshot.id, this, snapshot, null);
-      if (snapshot.home.actor !== from) this.env.relayRetarget(snapshot.home.actor, snapshot.id, this.actorId);
-    }
-    markReported(ep, ep.counters);
-    this.add(ep);
-    this.env.emit('endpoint.transferred_in', { endpoint_id: ep.id, source_session_id: sessionIdOf(from) });
-    return { ok: true, result: { endpoint_id: ep.id } };
+    return adoptRtp(this.transferHost, snapshot, from);
   }
 
   relayedIn(endpointId: string, data: Uint8Array, address: string, port: number, rtcp: boolean): void {
@@ -594,13 +550,12 @@ export class Session implements RtpHost {
 
   /** Send a datagram for a departed endpoint from the sockets kept for it. */
   sendRelayed(endpointId: string, data: Uint8Array, address: string, port: number, rtcp: boolean): void {
-    this.relays.get(endpointId)?.sockets.send(data, address, port, rtcp);
+    this.relays.send(endpointId, data, address, port, rtcp);
   }
 
   /** A departed endpoint moved on to `to`: its packets now go there. */
   retargetRelay(endpointId: string, to: string): void {
-    const r = this.relays.get(endpointId);
-    if (r) r.target = to;
+    this.relays.retarget(endpointId, to);
   }
 
   /**
@@ -609,12 +564,7 @@ export class Session implements RtpHost {
    * relays: a destroyed session that lingered for them may then go.
    */
   closeRelay(endpointId: string, closeSockets: boolean): boolean {
-    const r = this.relays.get(endpointId);
-    if (r) {
-      this.relays.delete(endpointId);
-      shelf.delete(endpointId);
-      if (closeSockets) r.sockets.close();
-    }
+    this.relays.close(endpointId, closeSockets);
     return this.isClosed && this.relays.size === 0;
   }
 
@@ -725,10 +675,6 @@ export class Session implements RtpHost {
       this.endpoints.clear();
     }
     if (keepRelays) return;
-    for (const [id, r] of this.relays) {
-      r.sockets.close();
-      shelf.delete(id);
-    }
-    this.relays.clear();
+    this.relays.closeAll();
   }
 }
