@@ -47,6 +47,18 @@ test('a segment decodes every record; a cut last line is a torn tail, dropped, a
   }
 });
 
+test('goodBytes counts bytes, not characters: paths of several-byte characters, a torn tail after them', (t) => {
+  const wide = (seq: number): JournalRecord => ({ ...(put(seq) as Extract<JournalRecord, { op: 'put' }>), path: `/b/\u00e9t\u00e9-\u65e5\u672c-\u{1f3b5}-${seq}` });
+  const good = enc([wide(1), wide(2)]);
+  const whole = Buffer.concat([good, enc([wide(3)])]);
+  t.true(good.length > good.toString('utf8').length, 'the lines hold multi-byte characters');
+  const d = decodeSegment(whole.subarray(0, whole.length - 5));
+  t.deepEqual(d.records, [wide(1), wide(2)]);
+  t.true(d.tornTail);
+  t.is(d.goodBytes, good.length);
+  t.is(decodeSegment(whole).goodBytes, whole.length);
+});
+
 test('a bad line in the middle is skipped and reported; the records after it are kept', (t) => {
   const lines = [put(1), policy(2, false), put(3)].map(encodeRecord);
   lines[1] = lines[1]!.replace('false', 'fals3');
