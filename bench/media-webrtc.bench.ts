@@ -2,6 +2,10 @@
  * WebRTC ↔ RTP calls through hostd's media bridge, transcoded (Opus ↔ PCMU), per core.
  *
  *   npm run bench:media-webrtc -- [--sweep 10,25,50] [--duration 10] [--rounds 3] [--threads 2] [--quick]
+ *     [--hostd-node-args="--cpu-prof --cpu-prof-dir=DIR"]
+ *
+ * With --hostd-node-args the bridge process gets those node flags (split on spaces), e.g. a CPU
+ * profile of each of its threads; bench/gateway/profile-top.ts summarises them.
  *
  * Each call is one session with a WebRTC endpoint (a werift client of this process offers Opus
  * only: ICE, DTLS, SRTP both ways) and an RTP endpoint (a UDP socket of this process offering
@@ -40,12 +44,13 @@ const { values: v } = parseArgs({
     rounds: { type: 'string', default: '3' },
     threads: { type: 'string', default: '2' },
     quick: { type: 'boolean', default: false },
+    'hostd-node-args': { type: 'string', default: '' },
     help: { type: 'boolean', short: 'h', default: false },
   },
   strict: true,
 });
 if (v.help) {
-  console.log('Usage: node dist/bench/media-webrtc.bench.js [--sweep 10,25,50] [--duration S] [--rounds N] [--threads N] [--quick]');
+  console.log('Usage: node dist/bench/media-webrtc.bench.js [--sweep 10,25,50] [--duration S] [--rounds N] [--threads N] [--quick] [--hostd-node-args="--cpu-prof --cpu-prof-dir=DIR"]');
   process.exit(0);
 }
 const sweep = v.quick ? [5] : positiveIntList(v.sweep, 'sweep');
@@ -143,7 +148,7 @@ async function runOnce(url: string, pid: number, calls: number, round: number): 
 
 const passes = (r: Round) => r.loss_pct <= BAR.lossPct && r.jitter_p99_ms <= BAR.p99Ms;
 
-const hostd = await startHostd({ name: 'hostd', groupThreads: threads });
+const hostd = await startHostd({ name: 'hostd', groupThreads: threads, nodeArgs: v['hostd-node-args']!.split(' ').filter(Boolean) });
 process.stderr.write(`# ${hostd.describe()}\n`);
 const rows: Round[] = [];
 try {
