@@ -20,11 +20,10 @@
  *   (`failed` and `closed` are `disconnected`). Consent freshness (RFC 7675): an ICE lite agent
  *   sends no checks, so the endpoint watches the peer's (werift's STUN hook): none for 30 s and
  *   a connected endpoint is `disconnected`; it stays so until an ICE restart brings it back.
- * - SRTP/SRTCP authentication failures happen inside werift, which drops them silently; they
- *   are counted in `srtpAuthFailures` through srtp-auth-watch.ts.
- * - Replays: werift's SRTP has no replay window; after decryption a packet whose index (ROC and
- *   sequence, per SSRC) was seen or is older than the 1024-packet window is dropped and counted
- *   in `srtpReplays`.
+ * - SRTP/SRTCP: werift runs DTLS and derives the keys; the packets are protected and
+ *   unprotected by the bridge's own SRTP code (webrtc-srtp.ts: AES_CM_128_HMAC_SHA1_80, a
+ *   1024-packet replay window werift lacks). Refused packets are counted: authentication
+ *   failures in `srtpAuthFailures`, replays in `srtpReplays`, the rest in `malformed`.
  * - Transfer: the peer connection (its UDP sockets, timers, DTLS and SRTP state) is bound to the
  *   thread that made it, so endpoint.transfer moves this very object to a session of the same
  *   thread through the thread's `webrtcShelf`; `leave` and `arrive` bracket the move (media
@@ -33,6 +32,7 @@
 import {
   RTCPeerConnection,
   RTCRtpCodecParameters,
+  RtpHeader,
   RtpPacket,
   type MediaStreamTrack,
   type RTCRtpTransceiver,
@@ -40,11 +40,9 @@ import {
 import type { EndpointInfo } from '../../protocols/media/results.js';
 import type { CodecName, Direction } from '../../protocols/media/types.js';
 import { checkSender, iceUfrags, keepCandidates, withoutCandidateGeneration, remoteFingerprint, sameFingerprint, showFingerprint, type Fingerprint } from '../../protocols/media/sdp/webrtc.js';
-import { buildRtp } from '../../protocols/media/rtp.js';
-import { ReplayWindow, estimateRoc } from '../../protocols/media/srtp/replay.js';
 import { rtpTimestampIncrement } from './codecs.js';
 import type { EndpointCloseReason } from './rtp-endpoint.js';
-import { watchSrtpAuth } from './srtp-auth-watch.js';
+import { useBridgeSrtp, type SrtpDrop, type SrtpImpl } from './webrtc-srtp.js';
 
 export type WebRtcState = 'new' | 'connecting' | 'connected' | 'disconnected';
 
@@ -68,7 +66,6 @@ export interface WebRtcConfig {
  */
 export const webrtcShelf = new Map<string, WebRtcEndpoint>();
 
-const REPLAY_WINDOW = 1024;
 /** Payloads kept for a transferred endpoint while its target takes it (1 s of a 20 ms stream). */
 const MAX_HELD_IN_TRANSFER = 50;
 /** RFC 7675: consent expires 30 s after the last check that succeeded. */
@@ -107,7 +104,8 @@ export class WebRtcEndpoint {
   readonly counters = { packetsIn: 0, bytesIn: 0, packetsOut: 0, bytesOut: 0, srtpReplays: 0, malformed: 0, telephoneEventsDropped: 0, notSourceDrops: 0, iceChecksRefused: 0, srtpAuthFailures: 0 };
   readonly pc: RTCPeerConnection;
   private readonly transceiver: RTCRtpTransceiver;
-  private readonly replay = new Map<number, { roc: number; highestSeq: number; window: ReplayWindow }>();
+  /** Which code protects each DTLS transport's media (webrtc-srtp.ts). */
+  private readonly srtpImpl = new WeakMap<object, () => SrtpImpl>();
   private readonly out = { seq: Math.floor(Math.random() * 0x10000), ts: Math.floor(Math.random() * 0x100000000) };
   private closedBy: EndpointCloseReason | null = null;
   /** While in transfer: the state when it left, and the media that arrived since. */
@@ -239,8 +237,12 @@ export class WebRtcEndpoint {
     } catch (err) {
       return { ok: false, code: 'ENDPOINT_ERROR', message: `${what}: ${(err as Error).message}` };
     } finally {
-      // A description may have made a DTLS transport: its SRTP authentication failures are counted.
-      for (const d of this.pc.dtlsTransports) watchSrtpAuth(d, () => this.counters.srtpAuthFailures++);
+      // A description may have made a DTLS transport: its SRTP goes onto the bridge's code.
+      for (const d of this.pc.dtlsTransports) {
+        if (this.srtpImpl.has(d)) continue;
+        const impl = useBridgeSrtp(d, (drop) => this.srtpDropped(drop));
+        if (impl) this.srtpImpl.set(d, impl);
+      }
     }
   }
 
@@ -292,13 +294,15 @@ export class WebRtcEndpoint {
     return r;
   }
 
+  private srtpDropped(drop: SrtpDrop): void {
+    if (drop === 'auth') this.counters.srtpAuthFailures++;
+    else if (drop === 'replay' || drop === 'too-old') this.counters.srtpReplays++;
+    else this.counters.malformed++;
+  }
+
   private receive(rtp: RtpPacket): void {
     if (this.closedBy) return;
     const h = rtp.header;
-    if (!this.fresh(h.ssrc, h.sequenceNumber)) {
-      this.counters.srtpReplays++;
-      return;
-    }
     this.counters.packetsIn++;
     this.counters.bytesIn += rtp.payload.length;
     this.lastPacketAt = Date.now();
@@ -313,36 +317,17 @@ export class WebRtcEndpoint {
     this.host.media(this, name, rtp.payload);
   }
 
-  /** The replay check werift lacks (after its decryption): true when the packet is new. */
-  private fresh(ssrc: number, seq: number): boolean {
-    let s = this.replay.get(ssrc);
-    if (!s) {
-      s = { roc: 0, highestSeq: seq, window: new ReplayWindow(REPLAY_WINDOW, seq) };
-      this.replay.set(ssrc, s);
-      s.window.accept(seq);
-      return true;
-    }
-    const roc = estimateRoc(s.roc, s.highestSeq, seq);
-    const index = roc * 0x10000 + seq;
-    if (s.window.check(index) !== 'ok') return false;
-    s.window.accept(index);
-    if (index >= s.roc * 0x10000 + s.highestSeq) {
-      s.roc = roc;
-      s.highestSeq = seq;
-    }
-    return true;
-  }
-
   /** One encoded 20 ms frame to the peer (werift protects it and sets SSRC and PT). */
   send(payload: Uint8Array): void {
     const codec = this.sendCodec;
     if (!codec || this.state !== 'connected' || this.closedBy) return;
-    const packet = buildRtp({ marker: false, payloadType: codec.pt, sequenceNumber: this.out.seq, timestamp: this.out.ts >>> 0, ssrc: 0 }, payload);
+    const header = new RtpHeader({ payloadType: codec.pt, sequenceNumber: this.out.seq, timestamp: this.out.ts >>> 0 });
     this.out.seq = (this.out.seq + 1) & 0xffff;
     this.out.ts = (this.out.ts + rtpTimestampIncrement(codec.name)) >>> 0;
     this.counters.packetsOut++;
     this.counters.bytesOut += payload.length;
-    void this.transceiver.sender.sendRtp(RtpPacket.deSerialize(packet)).catch(() => undefined);
+    const body = Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
+    void this.transceiver.sender.sendRtp(new RtpPacket(header, body)).catch(() => undefined);
   }
 
   /**
@@ -385,6 +370,7 @@ export class WebRtcEndpoint {
       direction_mode: this.override ? 'manual' : 'auto',
       ice_state: this.pc.iceConnectionState,
       dtls_state: dtls?.state ?? 'new',
+      srtp_impl: (dtls && this.srtpImpl.get(dtls)?.()) ?? 'none',
       remote_fingerprint: this.fingerprint ? showFingerprint(this.fingerprint) : null,
       offer_generation: this.generation,
       offer_pending: this.pendingGeneration !== null,
