@@ -1,7 +1,7 @@
 /**
- * SRTP and SRTCP authentication failures of a WebRTC endpoint are counted (issue 16): werift
- * decrypts inside its DTLS transport and drops a packet whose tag does not verify without a
- * word; srtp-auth-watch.ts counts them. Forged packets (RTP and RTCP headers, random bodies and
+ * SRTP and SRTCP authentication failures of a WebRTC endpoint are counted (issue 16): the
+ * packets of the endpoint's DTLS transport are unprotected by the bridge's SRTP contexts
+ * (webrtc-srtp.ts, in the sessions werift holds), which report each refusal. Forged packets (RTP and RTCP headers, random bodies and
  * tags) are sent from a UDP socket of the test to the endpoint's candidate while headless
  * Chromium holds the real connection: they are counted in the endpoint's `srtpAuthFailures` and
  * in mediabridge_endpoint_events_total{counter="srtpAuthFailures"}, none reaches the media path,
@@ -33,6 +33,7 @@ test.serial('forged SRTP and SRTCP packets are counted as authentication failure
   await peer.waitFor(50, 15_000);
   const info = async () => (await c.call('session.info', {})).endpoints.find((e) => e.endpoint_id === r.endpoint_id)!;
   t.is((await info()).state, 'connected');
+  t.is((await info()).srtp_impl, 'bridge', "Chromium's media is protected by the bridge's SRTP code, not werift's");
   const before = (await info()).counters as Counters;
   t.is(before.srtpAuthFailures, 0, 'the real peer fails no check');
   const metricBefore = metric(await bridge.system.metrics());
