@@ -3,10 +3,12 @@
  * (protocols/media/srtp) instead of werift's, keyed from the DTLS-SRTP keys werift derives.
  *
  * Why: werift (0.24.4) builds an AES cipher and an HMAC per packet, re-derives nothing but
- * allocates several buffers, and has no replay window. Measured (bench/media-webrtc.bench.ts
- * profiled, docs/media-bridge.md "Measured: WebRTC ↔ RTP calls"): its encrypt/decrypt were ~11 %
- * of the bridge's media threads; per packet ~15 µs (AEAD-GCM) or ~18 µs (AES-CM) against ~6 µs
- * for the bridge's contexts (one long-lived AES-ECB keystream cipher per key, scratch buffers).
+ * allocates several buffers, and has no replay window. Measured (docs/media-bridge.md "Measured:
+ * WebRTC ↔ RTP calls"): its encrypt/decrypt were ~10 % of the bridge's media threads in the
+ * profiled bench, ~5 % on these contexts; a protect + unprotect pair ~19 µs (werift AEAD-GCM)
+ * or ~25 µs (werift AES-CM) against ~14 µs here (bench/media-webrtc-srtp.bench.ts; one
+ * long-lived AES-ECB keystream cipher per key, scratch buffers; node's createHmac per packet is
+ * most of what is left).
  *
  * How, without touching node_modules: werift's RTCDtlsTransport keeps its sessions in its own
  * `srtp` and `srtcp` properties, assigns new ones at each DTLS (re)start (from
