@@ -72,9 +72,15 @@ export class SliceKeys {
  * sealEnd or openEnd. Reused from chunk to chunk; one chunk in progress per instance.
  */
 export class ChunkCipher {
-  private readonly native = nativeAesGcm();
-  private readonly ctx = this.native ? this.native.createContext() : null;
+  private readonly native: NativeAesGcm | null;
+  private readonly ctx: object | null;
   private js: CipherGCM | DecipherGCM | null = null;
+
+  /** `useNative` false: node:crypto even where the addon loads (the tests compare the two). */
+  constructor(useNative = true) {
+    this.native = useNative ? nativeAesGcm() : null;
+    this.ctx = this.native ? this.native.createContext() : null;
+  }
 
   /** Whether the native addon does the work (else node:crypto). */
   get isNative(): boolean {
