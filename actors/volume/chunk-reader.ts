@@ -9,14 +9,15 @@
  * A sealed slice's pieces are read ahead of the sink (SEALED_READING): deciphering a piece costs
  * about as long as reading it, so the two overlap instead of alternating.
  *
- * The sealer of a sealed slice (its slice key derived by HKDF) is kept for the next reads of the
- * same slice, keyed by the header's full encoding: a header that differs in any byte (an edited
- * one) gets a sealer of its own, so the tags still check it.
+ * A sealed slice's keys (its slice key derived by HKDF, its AAD) are kept for the next reads of
+ * the same slice, keyed by the header's full encoding: a header that differs in any byte (an
+ * edited one) gets keys of its own, so the tags still check it. Its chunks are deciphered straight
+ * into the reply (chunk-cipher.ts), by a cipher context each read holds until it ends (pooled).
  */
 import type { FileHandle } from 'node:fs/promises';
 import { ReplyError } from '../../runtime/index.js';
-import { SliceSealer } from '../../protocols/objstore/crypto-format.js';
 import { chunkLength, chunkOffset, encodeSliceHeader, trailerBytes, type SliceHeader } from '../../protocols/objstore/slice-format.js';
+import { ChunkCipher, SliceKeys } from './chunk-cipher.js';
 import { ChunkVerifier, crcCheck, sealedCheck, type ChunkCheck } from './chunk-verifier.js';
 import { readSpan, type RunIo, type SpanReading } from './direct-io.js';
 import type { ReadReply } from './messages.js';
@@ -33,18 +34,22 @@ export interface ReaderContext {
 }
 
 /**
- * A sealed slice is read in 1 MiB pieces, three read ahead: its sink deciphers (~1 ms per MiB on
- * this VM, as long as the read), so the disk reads the next pieces meanwhile. A plain slice's sink
+ * A sealed slice is read in 1 MiB pieces, three read ahead: its sink deciphers (~0.3 ms per MiB
+ * with the native cipher, ~1 with node:crypto), so the disk reads the next pieces meanwhile. (One
+ * 4 MiB piece at a time, as for a plain slice, measured no different with the native cipher.) A plain slice's sink
  * only computes a CRC: it is read in one 4 MiB piece at a time (direct-io.ts, DIRECT_PIECE).
  */
 const SEALED_READING: SpanReading = { piece: 1 << 20, ahead: 3 };
 
-/** Sealers kept for the next reads of their slices. */
-const SEALER_CACHE = 256;
+/** Slice keys kept for the next reads of their slices. */
+const KEYS_CACHE = 256;
+/** Cipher contexts kept for the next reads (one per read of a sealed slice while it runs). */
+const CIPHER_POOL = 64;
 
 export class ChunkReader {
   /** By encoded header, most recently used last. */
-  private readonly sealers = new Map<string, SliceSealer>();
+  private readonly keys = new Map<string, SliceKeys>();
+  private readonly ciphers: ChunkCipher[] = [];
 
   constructor(private readonly ctx: ReaderContext) {}
 
@@ -62,10 +67,17 @@ export class ChunkReader {
       total += len;
     }
     const out = into && into.byteLength >= total ? new Uint8Array(into, 0, total) : new Uint8Array(total);
-    const verifier = new ChunkVerifier(firstChunk, lengths, out, this.checkOf(header));
+    const cipher = header.sealed ? (this.ciphers.pop() ?? new ChunkCipher()) : null;
+    const verifier = new ChunkVerifier(firstChunk, lengths, out, this.checkOf(header, cipher));
     const trailer = trailerBytes(header);
     const span = total + count * trailer;
-    const got = await readSpan(fh, chunkOffset(header.chunkSize, firstChunk, trailer), span, this.ctx.run, (b) => verifier.push(b), header.sealed ? SEALED_READING : undefined);
+    let got: number;
+    try {
+      got = await readSpan(fh, chunkOffset(header.chunkSize, firstChunk, trailer), span, this.ctx.run, (b) => verifier.push(b), header.sealed ? SEALED_READING : undefined);
+    } finally {
+      // Its chunk in progress (if the read failed midway) is begun again by the next read.
+      if (cipher && this.ciphers.length < CIPHER_POOL) this.ciphers.push(cipher);
+    }
     if (got < span || !verifier.done) {
       this.ctx.counters.errors++;
       throw new ReplyError('CHECKSUM', `volume ${this.ctx.volumeId}: slice ${header.objectId}.${header.index} is truncated at chunk ${verifier.chunk}`, { chunk: verifier.chunk, truncated: true });
@@ -86,8 +98,8 @@ export class ChunkReader {
   }
 
   /** How the chunks of a slice are checked: by CRC, or opened with the volume key when sealed. */
-  private checkOf(header: SliceHeader): ChunkCheck {
-    if (!header.sealed) return crcCheck();
+  private checkOf(header: SliceHeader, cipher: ChunkCipher | null): ChunkCheck {
+    if (!header.sealed || !cipher) return crcCheck();
     const key = this.ctx.key();
     const slice = `slice ${header.objectId}.${header.index}`;
     if (!key) {
@@ -98,16 +110,16 @@ export class ChunkReader {
       this.ctx.counters.errors++;
       throw new ReplyError('CHECKSUM', `volume ${this.ctx.volumeId}: ${slice} is sealed with key generation ${header.sealed.keyGen}, this volume's key is generation ${key.keyGen}`, { chunk: -1, header: true });
     }
-    return sealedCheck(this.sealerOf(key, header));
+    return sealedCheck(this.keysOf(key, header), cipher);
   }
 
-  private sealerOf(key: VolumeKey, header: SliceHeader): SliceSealer {
+  private keysOf(key: VolumeKey, header: SliceHeader): SliceKeys {
     const id = Buffer.from(encodeSliceHeader(header)).toString('base64');
-    let sealer = this.sealers.get(id);
-    if (sealer) this.sealers.delete(id);
-    else sealer = new SliceSealer(key.volumeKey, header);
-    this.sealers.set(id, sealer);
-    if (this.sealers.size > SEALER_CACHE) this.sealers.delete(this.sealers.keys().next().value!);
-    return sealer;
+    let keys = this.keys.get(id);
+    if (keys) this.keys.delete(id);
+    else keys = new SliceKeys(key.volumeKey, header);
+    this.keys.set(id, keys);
+    if (this.keys.size > KEYS_CACHE) this.keys.delete(this.keys.keys().next().value!);
+    return keys;
   }
 }

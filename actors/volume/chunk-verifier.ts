@@ -9,8 +9,7 @@
  * the same O_DIRECT path as a plain one.
  */
 import { crc32c } from '@node-rs/crc32';
-import type { DecipherGCM } from 'node:crypto';
-import type { SliceSealer } from '../../protocols/objstore/crypto-format.js';
+import type { ChunkCipher, SliceKeys } from './chunk-cipher.js';
 import { CHUNK_CRC_BYTES, CHUNK_TAG_BYTES } from '../../protocols/objstore/slice-format.js';
 
 export class ChecksumMismatch extends Error {
@@ -27,8 +26,8 @@ export interface ChunkCheck {
   /** bytes of the trailer after each chunk */
   readonly trailer: number;
   begin(chunk: number): void;
-  /** a piece of the chunk's stored bytes in; its payload out (the same bytes, or deciphered) */
-  take(piece: Uint8Array): Uint8Array;
+  /** a piece of the chunk's stored bytes in; its payload (the same bytes, or deciphered) into `dst`, as long as the piece */
+  take(piece: Uint8Array, dst: Uint8Array): void;
   /** the trailer read; throws ChecksumMismatch when the chunk does not verify */
   end(chunk: number, trailer: Uint8Array): void;
 }
@@ -39,7 +38,10 @@ export function crcCheck(): ChunkCheck {
   return {
     trailer: CHUNK_CRC_BYTES,
     begin: () => (crc = 0),
-    take: (piece) => ((crc = crc32c(piece, crc)), piece),
+    take(piece, dst) {
+      crc = crc32c(piece, crc);
+      dst.set(piece);
+    },
     end(chunk, trailer) {
       const stored = new DataView(trailer.buffer, trailer.byteOffset, CHUNK_CRC_BYTES).getUint32(0);
       if (stored !== crc) throw new ChecksumMismatch(chunk, `CRC32C mismatch (stored ${hex(stored)}, computed ${hex(crc)})`);
@@ -47,20 +49,17 @@ export function crcCheck(): ChunkCheck {
   };
 }
 
-/** A sealed slice: each chunk AES-256-GCM ciphertext followed by its tag. */
-export function sealedCheck(sealer: SliceSealer): ChunkCheck {
-  let d: DecipherGCM | null = null;
+/**
+ * A sealed slice: each chunk AES-256-GCM ciphertext followed by its tag, deciphered straight into
+ * the read's output by `cipher` (held by this read until it ends: one chunk at a time).
+ */
+export function sealedCheck(keys: SliceKeys, cipher: ChunkCipher): ChunkCheck {
   return {
     trailer: CHUNK_TAG_BYTES,
-    begin: (chunk) => (d = sealer.decipher(chunk)),
-    take: (piece) => d!.update(piece),
+    begin: (chunk) => cipher.begin(keys, chunk, false),
+    take: (piece, dst) => cipher.update(piece, dst),
     end(chunk, tag) {
-      d!.setAuthTag(tag);
-      try {
-        d!.final();
-      } catch {
-        throw new ChecksumMismatch(chunk, 'the AES-GCM tag does not verify (a changed byte, a moved chunk, or another key)');
-      }
+      if (!cipher.openEnd(tag)) throw new ChecksumMismatch(chunk, 'the AES-GCM tag does not verify (a changed byte, a moved chunk, or another key)');
     },
   };
 }
@@ -103,9 +102,8 @@ export class ChunkVerifier {
       if (len === undefined) throw new Error('ChunkVerifier: more bytes than the chunks asked for');
       if (this.inChunk < len) {
         const n = Math.min(len - this.inChunk, bytes.length - off);
-        const payload = this.check.take(bytes.subarray(off, off + n));
-        this.out.set(payload, this.outPos);
-        this.outPos += payload.byteLength;
+        this.check.take(bytes.subarray(off, off + n), this.out.subarray(this.outPos, this.outPos + n));
+        this.outPos += n;
         this.inChunk += n;
         off += n;
         continue;

@@ -8,15 +8,17 @@
  *
  * A chunk is sealed (or its CRC computed) when it arrives, before it waits for its turn in the
  * chain: while a stage of the slice is being written (the write runs on the thread pool), the
- * chunks that arrive after it are sealed. Sealing stays on the volume thread (node:crypto's
- * Cipher, SliceSealer): moving it to the pool through WebCrypto was measured and lost — more CPU
- * per MiB and less throughput (docs/object-store.md, "What it costs, measured").
+ * chunks that arrive after it are sealed. Sealing stays on the volume thread (chunk-cipher.ts:
+ * the native AES-GCM, in place, into a buffer of this thread's SealBuffers given back once the
+ * chunk is staged); moving it to the pool through WebCrypto was measured and lost — more CPU per
+ * MiB and less throughput (docs/object-store.md, "What it costs, measured").
  */
 import type { FileHandle } from 'node:fs/promises';
 import { crc32c } from '@node-rs/crc32';
 import type { ReplyError } from '../../runtime/index.js';
-import { SliceSealer } from '../../protocols/objstore/crypto-format.js';
+import { TAG_BYTES } from '../../protocols/objstore/crypto-format.js';
 import { chunkCount, chunkOffset, trailerBytes, type SliceHeader } from '../../protocols/objstore/slice-format.js';
+import { ChunkCipher, SliceKeys } from './chunk-cipher.js';
 import type { DirectWriter } from './direct-write.js';
 import type { VolumeKey } from './volume-key.js';
 
@@ -34,8 +36,8 @@ export class SliceWriter {
   failure: ReplyError | null = null;
   /** Its last bytes are written and the file cut to length (commit then only renames). */
   finished = false;
-  /** Seals the chunks when the volume is encrypted (null: CRC32C after each chunk). */
-  private readonly sealer: SliceSealer | null;
+  /** The slice's keys when the volume is encrypted (null: CRC32C after each chunk). */
+  private readonly keys: SliceKeys | null;
 
   /**
    * `header` is the one written (sealed when `key` is given); `refuse` turns a failure of operation
@@ -49,7 +51,7 @@ export class SliceWriter {
     private readonly refuse: (err: unknown, op: string) => ReplyError,
   ) {
     this.chunks = chunkCount(header);
-    this.sealer = key ? new SliceSealer(key.volumeKey, header) : null;
+    this.keys = key ? new SliceKeys(key.volumeKey, header) : null;
   }
 
   /** Queue `fn` behind the slice's earlier operations; the first failure poisons the slice. */
@@ -73,13 +75,18 @@ export class SliceWriter {
    */
   writeChunk(chunk: number, plain: Uint8Array): Promise<void> {
     // Sealed: the ciphertext, then its tag. Plain: the bytes, then their CRC32C.
-    const { stored, trailer } = this.sealer ? sealed(this.sealer, chunk, plain) : withCrc(plain);
+    const { stored, trailer } = this.keys ? sealed(this.keys, chunk, plain) : withCrc(plain);
     return this.step('append', async () => {
-      const out = this.out!;
-      const at = chunkOffset(this.header.chunkSize, chunk, trailerBytes(this.header));
-      if (out.length !== at) throw new Error(`slice ${this.objectId}.${this.index}: chunk ${chunk} would land at ${out.length}, not at ${at}`);
-      await out.push(stored);
-      await out.push(trailer);
+      try {
+        const out = this.out!;
+        const at = chunkOffset(this.header.chunkSize, chunk, trailerBytes(this.header));
+        if (out.length !== at) throw new Error(`slice ${this.objectId}.${this.index}: chunk ${chunk} would land at ${out.length}, not at ${at}`);
+        await out.push(stored);
+        await out.push(trailer);
+      } finally {
+        // Staged (copied into the stage) or failed: the sealed bytes' buffer is free again.
+        if (this.keys) sealBuffers.give(stored);
+      }
       // The last chunk: the last bytes go to the disk now, while the writer waits for its other
       // slices and its intent.
       if (chunk === this.chunks - 1) await this.finish();
@@ -107,8 +114,51 @@ function withCrc(plain: Uint8Array): { stored: Uint8Array; trailer: Uint8Array }
   return { stored: plain, trailer };
 }
 
-/** A chunk as stored on an encrypted volume: its ciphertext, then its AES-GCM tag. */
-function sealed(sealer: SliceSealer, chunk: number, plain: Uint8Array): { stored: Uint8Array; trailer: Uint8Array } {
-  const { ciphertext, tag } = sealer.seal(chunk, plain);
-  return { stored: ciphertext, trailer: tag };
+/**
+ * Buffers for sealed chunks on their way to the stage, kept for reuse by size (a power of two,
+ * 4 KiB and up): allocating one per chunk (what node:crypto's Cipher does) made the volume thread
+ * collect garbage for every few dozen MiB written. At most KEEP per size are kept.
+ */
+class SealBuffers {
+  private static readonly KEEP = 64;
+  private readonly free = new Map<number, Uint8Array[]>();
+
+  /** A buffer of exactly `len` bytes (a view of a pooled one). */
+  take(len: number): Uint8Array {
+    const size = SealBuffers.sizeOf(len);
+    const buf = this.free.get(size)?.pop() ?? new Uint8Array(size);
+    return buf.subarray(0, len);
+  }
+
+  /** Give back a view that take() returned. */
+  give(view: Uint8Array): void {
+    const size = view.buffer.byteLength;
+    let list = this.free.get(size);
+    if (!list) this.free.set(size, (list = []));
+    if (list.length < SealBuffers.KEEP) list.push(new Uint8Array(view.buffer));
+  }
+
+  private static sizeOf(len: number): number {
+    return Math.max(4096, 2 ** Math.ceil(Math.log2(Math.max(1, len))));
+  }
+}
+
+/** This thread's: sealing is synchronous, one chunk at a time, so one cipher context serves every slice. */
+const sealBuffers = new SealBuffers();
+let sealCipher: ChunkCipher | null = null;
+
+/** A chunk as stored on an encrypted volume: its ciphertext (in a buffer of sealBuffers), then its AES-GCM tag. */
+function sealed(keys: SliceKeys, chunk: number, plain: Uint8Array): { stored: Uint8Array; trailer: Uint8Array } {
+  const cipher = (sealCipher ??= new ChunkCipher());
+  const stored = sealBuffers.take(plain.byteLength);
+  const trailer = new Uint8Array(TAG_BYTES);
+  try {
+    cipher.begin(keys, chunk, true);
+    cipher.update(plain, stored);
+    cipher.sealEnd(trailer);
+  } catch (err) {
+    sealBuffers.give(stored);
+    throw err;
+  }
+  return { stored, trailer };
 }
