@@ -81,9 +81,15 @@ export function gatewayArgs(v: GatewayValues, overrides: Partial<GatewayArgs> = 
   };
 }
 
-/** The SIP server's route URL: the default follows GATEWAY_PORT (the local gateway's handler). */
-export function sipArgs(v: GatewayValues) {
-  const routeUrl = v.sipRouteUrl === DEFAULT_ROUTE_URL ? `http://127.0.0.1:${v.port}/sipserver/route` : v.sipRouteUrl;
+/**
+ * The SIP server's route URL: the default follows GATEWAY_PORT (the local gateway's handler),
+ * and is then asked by message (`route.lookup` to the gateway actor: no HTTP round trip per
+ * call). An operator-set URL — even one naming this gateway — is always asked over HTTP.
+ * `gatewayId`: the local gateway actor's id (tests run gateways under other ids).
+ */
+export function sipArgs(v: GatewayValues, gatewayId: string = GATEWAY_ID) {
+  const local = v.sipRouteUrl === DEFAULT_ROUTE_URL;
+  const routeUrl = local ? `http://127.0.0.1:${v.port}/sipserver/route` : v.sipRouteUrl;
   return sipserverArgs({
     port: v.sipPort,
     host: v.sipHost,
@@ -95,7 +101,7 @@ export function sipArgs(v: GatewayValues) {
     maxMessageBytes: v.sipMaxMessageBytes,
     maxConnections: v.sipMaxConnections,
     tcpIdleMs: v.sipTcpIdleMs,
-  });
+  }, local ? gatewayId : null);
 }
 
 export const service = defineService({

@@ -23,10 +23,10 @@ import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import * as sip from '../../protocols/sip/index.js';
 import type { KeyedAction, SipRequest, SipResponse } from '../../protocols/sip/index.js';
-import type { RequestFields, SipServerEvent, SipSource } from './gateway-messages.js';
+import type { RequestFields, RouteQuery, SipServerEvent, SipSource } from './gateway-messages.js';
 import type { SipHeader, SipServerArgs, SipServerInfo } from './messages.js';
 import { dialogsActive, malformedTotal, requestsTotal, responsesTotal, routeLookupSeconds, routeLookups, transactionsActive } from './metrics.js';
-import { lookupRoute, routeQuery } from './routing.js';
+import { lookupRoute, routeQuery, type RouteDecision } from './routing.js';
 import { CoreError, checkHeaders, oneLine, parseContentType } from './gateway-input.js';
 import type { ClientTx, DialogEntry, ServerTx } from './records.js';
 import type { Transport } from './transport.js';
@@ -93,6 +93,11 @@ export class SipCore {
   private timer: NodeJS.Timeout | null = null;
   private armedFor: number | undefined;
   private lastFire = -Infinity;
+  /**
+   * How a new out-of-dialog request's route is asked: a GET of `routeUrl` unless the actor
+   * sets the local gateway's message path (routing.ts `askRouteActor`).
+   */
+  lookup: (query: RouteQuery) => Promise<RouteDecision> = (query) => lookupRoute(this.a.routeUrl, query, this.a.routeTimeoutMs);
 
   constructor(
     private readonly a: SipServerArgs,
@@ -325,7 +330,7 @@ export class SipCore {
 
   private async routeNow(key: string, tx: ServerTx, req: SipRequest): Promise<void> {
     const started = this.now();
-    const decision = await lookupRoute(this.a.routeUrl, routeQuery(req, tx.source.protocol, tx.source.address), this.a.routeTimeoutMs);
+    const decision = await this.lookup(routeQuery(req, tx.source.protocol, tx.source.address));
     routeLookupSeconds.observe((this.now() - started) / 1000);
     routeLookups.inc({ outcome: decision.action === 'error' ? decision.outcome : decision.action });
     if (this.txs.get(key) !== tx || tx.final) return; // cancelled or gone meanwhile
