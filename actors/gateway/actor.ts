@@ -19,7 +19,8 @@ import type { SipServerProtocol } from '../sipserver/messages.js';
 import { Calls } from './calls.js';
 import { Control, type ControlConn } from './control.js';
 import { Drain } from './drain.js';
-import { handleHttp, hostName } from './http.js';
+import { handleHttp, hostName, type HttpState } from './http.js';
+import { answerRoute } from './route-handler.js';
 import type { HttpApi } from './http-calls.js';
 import { abortAll, type RecordingsApi } from './recordings.js';
 import { RecordingObjects } from './recordings-store.js';
@@ -45,6 +46,7 @@ interface Live {
   drain: Drain;
   /** Attached to the SIP server under our tag, as of the last check. */
   status: { attached: boolean; accepting: boolean };
+  http: HttpState;
 }
 
 async function loadMediaLink(a: GatewayArgs, ctx: { log: import('pino').Logger }, control: () => Control): Promise<MediaLink | null> {
@@ -128,6 +130,24 @@ export default defineActor<GatewayProtocol, null, GatewayArgs, Live>({
       timers: { setTimeout: (fn, ms) => ctx.setTimeout(fn, ms), setInterval: (fn, ms) => ctx.setInterval(fn, ms) },
     });
 
+    // One state for the HTTP side and the route handler (route-handler.ts), asked by GET
+    // /sipserver/route or by the local SIP server's `route.lookup` message.
+    const http: HttpState = {
+      log,
+      routes,
+      tag: a.tag,
+      fallbackUrl: a.fallbackUrl,
+      fallbackTimeoutMs: a.fallbackTimeoutMs,
+      attached: () => status.attached,
+      accepting: () => status.accepting,
+      calls: () => calls.size,
+      connections: () => control.size,
+      token: a.token,
+      allowedOrigins: a.allowedOrigins,
+      drain,
+      api,
+      recordings,
+    };
     const uws = loadUws();
     const conns = new Map<WebSocket<unknown>, ControlConn>();
     const app = uws
@@ -169,31 +189,10 @@ export default defineActor<GatewayProtocol, null, GatewayArgs, Live>({
           if (conn) control.closed(conn);
         },
       })
-      .any('/*', (res, req) =>
-        handleHttp(
-          {
-            log,
-            routes,
-            tag: a.tag,
-            fallbackUrl: a.fallbackUrl,
-            fallbackTimeoutMs: a.fallbackTimeoutMs,
-            attached: () => status.attached,
-            accepting: () => status.accepting,
-            calls: () => calls.size,
-            connections: () => control.size,
-            token: a.token,
-            allowedOrigins: a.allowedOrigins,
-            drain,
-            api,
-            recordings,
-          },
-          res,
-          req,
-        ),
-      );
+      .any('/*', (res, req) => handleHttp(http, res, req));
     const { socket, port } = await listen(app, a.host, a.port);
     log.info({ host: a.host, port, tag: a.tag, auth: a.token ? 'bearer' : 'none (loopback)', media: media ? a.mediaBackends : 'none' }, 'gateway listening (HTTP and /control)');
-    return { app, socket, port, routes, control, calls, media, drain, status };
+    return { app, socket, port, routes, control, calls, media, drain, status, http };
   },
   close: async ({ app, socket, control }, ctx) => {
     closeApp(app, socket);
@@ -208,6 +207,7 @@ export default defineActor<GatewayProtocol, null, GatewayArgs, Live>({
     'sip.cancelled': (msg, _ctx, { calls }) => calls.onEvent(msg),
     'sip.progress': (msg, _ctx, { calls }) => calls.onEvent(msg),
     'sip.dialogEnded': (msg, _ctx, { calls }) => calls.onEvent(msg),
+    'route.lookup': async (msg, _ctx, { http }) => ({ answer: await answerRoute(http, msg.query) }),
     'sip.events': (msg, _ctx, { calls }) => {
       for (const ev of msg.events) calls.onEvent(ev);
     },

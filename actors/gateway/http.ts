@@ -1,6 +1,7 @@
 /**
  * The gateway's HTTP side on its port (3001): GET /healthz, GET /readyz and the SIP server's
- * route handler GET /sipserver/route (drachtio's query fields in, `{action, data}` out), as a
+ * route handler GET /sipserver/route (drachtio's query fields in, `{action, data}` out; the
+ * rules in route-handler.ts, shared with the local SIP server's `route.lookup` message), as a
  * route table (runtime/http/router.ts). Unknown paths 404, other methods 405 with Allow, all as
  * the project's JSON error body. The /control WebSocket upgrade is in actor.ts.
  *
@@ -12,28 +13,20 @@
  * While draining, a lookup this gateway would have taken goes to the fallback (the
  * replacement) when there is one, else it is a 503 reject.
  */
-import type { Logger } from 'pino';
 import { Router, routeFor } from '../../runtime/http/router.js';
 import { reply, type Reply } from '../../runtime/http/reply.js';
 import type { HttpRequest, HttpResponse } from '../../runtime/http/uws.js';
 import { errorBody, statusLine } from '../../protocols/objstore/errors.js';
-import { decideRoute, fallbackFailed, notFound, type RouteTable } from '../../protocols/gateway/routes.js';
 import { authorize, isLoopback } from '../../runtime/http/bearer.js';
 import { originAllowed } from '../../protocols/objstore/origin.js';
 import type { Drain } from './drain.js';
 import { callRoutes, type HttpApi } from './http-calls.js';
 import { recordingRoutes, type RecordingsApi } from './recordings.js';
-import { routeLookupsTotal } from './metrics.js';
+import { answerRoute, type RouteHandlerState } from './route-handler.js';
 
 /** What the HTTP side reads of the gateway. */
-export interface HttpState {
-  log: Logger;
-  routes: RouteTable;
-  tag: string;
-  fallbackUrl: string;
-  fallbackTimeoutMs: number;
+export interface HttpState extends RouteHandlerState {
   attached(): boolean;
-  accepting(): boolean;
   calls(): number;
   connections(): number;
   token: string | null;
@@ -107,34 +100,7 @@ export function hostName(host: string): string {
 }
 
 async function lookup({ s, r, query }: Call): Promise<void> {
-  const q = Object.fromEntries(query);
-  const decision = decideRoute(q, s.routes, s.tag, s.accepting());
-  if (decision.kind === 'route') {
-    routeLookupsTotal.inc({ outcome: 'route' });
-    s.log.debug({ uriUser: q.uriUser, owner: decision.owner }, 'route lookup: ours');
-    return send(r, 200, JSON.stringify(decision.body));
-  }
-  if (!s.fallbackUrl && !s.accepting()) {
-    routeLookupsTotal.inc({ outcome: 'draining' });
-    return send(r, 200, JSON.stringify({ action: 'reject', data: { status: 503, reason: 'Service Unavailable', detail: decision.reason } }));
-  }
-  if (!s.fallbackUrl) {
-    routeLookupsTotal.inc({ outcome: 'not-found' });
-    return send(r, 200, JSON.stringify(notFound(decision.reason)));
-  }
-  const url = new URL(s.fallbackUrl);
-  for (const [k, v] of query) url.searchParams.append(k, v);
-  try {
-    const res = await fetch(url, { signal: AbortSignal.timeout(s.fallbackTimeoutMs) });
-    const text = await res.text();
-    if (!res.ok) throw new Error(`HTTP ${res.status}`);
-    routeLookupsTotal.inc({ outcome: 'fallback' });
-    send(r, 200, text);
-  } catch (err) {
-    routeLookupsTotal.inc({ outcome: 'fallback-failed' });
-    s.log.warn({ fallback: url.origin + url.pathname, err: (err as Error).message }, 'fallback route handler failed: 502');
-    send(r, 200, JSON.stringify(fallbackFailed(`the fallback route handler failed: ${(err as Error).message}`)));
-  }
+  send(r, 200, await answerRoute(s, Object.fromEntries(query)));
 }
 
 /** Answer one HTTP request (uWS `any('/*')`). */

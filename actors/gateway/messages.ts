@@ -5,12 +5,14 @@
  * gateway's arguments, built from the service settings (service.ts).
  */
 import type { Protocol } from '../../runtime/index.js';
-import type { SipServerCast } from '../sipserver/gateway-messages.js';
+import type { RouteLookup, RouteLookupReplies, SipServerCast } from '../sipserver/gateway-messages.js';
 
 export const GATEWAY_ID = 'gateway';
 
 export type GatewayMsg =
   | SipServerCast
+  /** The SIP server's route lookup by message (the local route handler without HTTP). */
+  | RouteLookup
   | { type: 'info' }
   /** Begin the drain (idempotent: the first deadline is kept); the reply comes when it is over. */
   | { type: 'drain'; reason: string }
@@ -27,7 +29,7 @@ export interface GatewayInfo {
   routes: number;
 }
 
-export interface GatewayReplies {
+export interface GatewayReplies extends RouteLookupReplies {
   info: GatewayInfo;
   drain: { outcome: 'drained' | 'forced' };
   'drain.wait': { reason: string | null };

@@ -11,6 +11,7 @@ import type { SipServerArgs, SipServerProtocol } from './messages.js';
 import { CoreError, SipCore } from './core.js';
 import { Transport } from './transport.js';
 import { CastBatcher } from './casts.js';
+import { askRouteActor, type RouteHandlerProtocol } from './routing.js';
 
 type GatewayProtocol = Protocol<SipServerCast>;
 
@@ -51,6 +52,10 @@ export default defineActor<SipServerProtocol, { acceptingNew: boolean }, SipServ
       }, ms);
     const core = new SipCore(a, log, (gateway, event) => casts.cast(gateway, event), timer);
     core.acceptingNew = ctx.state.acceptingNew;
+    if (a.routeActor) {
+      const handler = ctx.ref<RouteHandlerProtocol>(a.routeActor);
+      core.lookup = (query) => askRouteActor(handler, query, a.routeTimeoutMs);
+    }
     const transport = await Transport.open(
       { host: a.host, port: a.port, maxMessageBytes: a.maxMessageBytes, maxConnections: a.maxConnections, tcpIdleMs: a.tcpIdleMs },
       {
@@ -71,7 +76,7 @@ export default defineActor<SipServerProtocol, { acceptingNew: boolean }, SipServ
       },
     );
     core.transport = transport;
-    log.info({ host: a.host, port: transport.port, routeUrl: a.routeUrl }, 'SIP server listening (UDP and TCP)');
+    log.info({ host: a.host, port: transport.port, routeUrl: a.routeUrl, ...(a.routeActor ? { routeActor: a.routeActor } : {}) }, 'SIP server listening (UDP and TCP)');
     return { core, transport, casts };
   },
   close: async ({ core, transport, casts }) => {

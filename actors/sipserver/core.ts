@@ -2,7 +2,9 @@
  * The SIP server's core: one transaction table driven by one real timer, the UAS side of
  * INVITE (100 Trying, CANCEL → 200 + 487, 2xx retransmitted until ACK), dialogs, refusals,
  * routing of new out-of-dialog requests (routing.ts) to attached gateways, and in-dialog
- * requests both ways. Sockets are in transport.ts; the actor (actor.ts) wires the two.
+ * requests from the network. The requests the server sends (in-dialog, outbound INVITEs, their
+ * CANCEL and digest retry) are client.ts's. Sockets are in transport.ts; the actor (actor.ts)
+ * wires them.
  *
  * Decisions (docs/gateway.md "SIP server"):
  * - Every server transaction gets its To tag when it is created, so every response of it
@@ -14,7 +16,8 @@
  *   the core sends a BYE itself (§13.3.1.4: the session SHOULD be terminated with a BYE) and the
  *   gateway is told `sip.dialogEnded {reason: 'no-ack'}` once that BYE is over.
  * - An outbound INVITE given credentials answers one 401/407 with digest (`authorizeRequest`:
- *   same Call-ID and From tag, CSeq + 1, a new branch); a second challenge is the final answer.
+ *   same Call-ID and From tag, CSeq + 1, a new branch); a second challenge is the final answer
+ *   (client.ts).
  * - An in-dialog request whose gateway has detached: BYE is answered 200 (the dialog ends),
  *   anything else 481.
  */
@@ -23,12 +26,13 @@ import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import * as sip from '../../protocols/sip/index.js';
 import type { KeyedAction, SipRequest, SipResponse } from '../../protocols/sip/index.js';
-import type { RequestFields, SipServerEvent, SipSource } from './gateway-messages.js';
+import type { RequestFields, RouteQuery, SipServerEvent, SipSource } from './gateway-messages.js';
 import type { SipHeader, SipServerArgs, SipServerInfo } from './messages.js';
 import { dialogsActive, malformedTotal, requestsTotal, responsesTotal, routeLookupSeconds, routeLookups, transactionsActive } from './metrics.js';
-import { lookupRoute, routeQuery } from './routing.js';
+import { lookupRoute, routeQuery, type RouteDecision } from './routing.js';
 import { CoreError, checkHeaders, oneLine, parseContentType } from './gateway-input.js';
-import type { ClientTx, DialogEntry, ServerTx } from './records.js';
+import type { DialogEntry, ServerTx } from './records.js';
+import { SipClient, type InviteMsg, type RequestMsg } from './client.js';
 import type { Transport } from './transport.js';
 
 export { CoreError } from './gateway-input.js';
@@ -37,23 +41,12 @@ export { CoreError } from './gateway-input.js';
 export const ALLOW = ['INVITE', 'ACK', 'BYE', 'CANCEL', 'OPTIONS', 'INFO', 'UPDATE', 'MESSAGE', 'NOTIFY', 'REFER'];
 /** Methods that only make sense inside a dialog: out of one they get 481. */
 const DIALOG_ONLY = new Set(['BYE', 'UPDATE', 'INFO', 'NOTIFY']);
-/** Requests larger than this go over TCP (§18.1.1). */
-const UDP_MTU_LIMIT = 1300;
 /** A non-INVITE the gateway leaves unanswered this long gets 408 (the peer's Timer F is 64·T1). */
 const NON_INVITE_ANSWER_MS = 32_000;
 /** The one timer wakes at most this often (each due timer still fires at its own deadline). */
 const MIN_TICK_MS = 10;
 
 export type Cast = (gateway: string, event: SipServerEvent) => void;
-
-function isCallId(text: string): boolean {
-  try {
-    sip.parseCallId(text);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** What a gateway is sent of a request (gateway-messages.ts): read from the parsed message, no text round trip. */
 function requestFields(req: SipRequest): RequestFields {
@@ -80,11 +73,21 @@ export class SipCore {
    */
   private readonly awaitingAnswer = new Set<string>();
   private readonly awaitingAck = new Set<string>();
-  private readonly clients = new Map<string, ClientTx>();
-  /** Outbound INVITEs by the caller's id → client transaction key. */
-  private readonly outbound = new Map<string, string>();
-  /** The ACK of each UAC dialog's 2xx, sent again for each 2xx retransmission (§13.2.2.4). */
-  private readonly acks = new Map<string, { bytes: Buffer; dest: SipSource }>();
+  /** The client side: requests the server sends and their transactions (client.ts). */
+  private readonly client = new SipClient({
+    table: this.table,
+    dialogs: this.dialogs,
+    log: () => this.log,
+    advertisedAddress: () => this.a.advertisedAddress,
+    now: () => this.now(),
+    run: (actions) => this.run(actions),
+    arm: () => this.arm(),
+    sendTo: (bytes, dest) => this.sendTo(bytes, dest),
+    via: (protocol) => this.via(protocol),
+    contact: (protocol) => this.contact(protocol),
+    cast: (gateway, event) => this.cast(gateway, event),
+    endDialog: (dk, reason) => this.endDialog(dk, reason),
+  });
   readonly tags = new Map<string, string>();
   private readonly serialized = new WeakMap<SipResponse, Buffer>();
   acceptingNew = true;
@@ -93,6 +96,11 @@ export class SipCore {
   private timer: NodeJS.Timeout | null = null;
   private armedFor: number | undefined;
   private lastFire = -Infinity;
+  /**
+   * How a new out-of-dialog request's route is asked: a GET of `routeUrl` unless the actor
+   * sets the local gateway's message path (routing.ts `askRouteActor`).
+   */
+  lookup: (query: RouteQuery) => Promise<RouteDecision> = (query) => lookupRoute(this.a.routeUrl, query, this.a.routeTimeoutMs);
 
   constructor(
     private readonly a: SipServerArgs,
@@ -140,7 +148,7 @@ export class SipCore {
       const { actions, unmatched } = this.table.receive(msg, source.protocol === 'tcp', this.now());
       this.run(actions);
       if (unmatched?.kind === 'request') this.onAck(unmatched);
-      else if (unmatched?.kind === 'response') this.retransmitted2xx(unmatched);
+      else if (unmatched?.kind === 'response') this.client.retransmitted2xx(unmatched);
     } finally {
       this.current = undefined;
     }
@@ -216,15 +224,9 @@ export class SipCore {
     for (const { key, action } of tu) {
       if (action.type === 'request') this.onRequest(key, action.request);
       else if (action.type === 'ack') this.onAck(action.request);
-      else if (action.type === 'response') this.onResponse(key, action.response);
+      else if (action.type === 'response') this.client.onResponse(key, action.response);
       else if (action.type === 'terminated') this.terminated(key);
-      else if (action.type === 'timeout' || action.type === 'transportError') {
-        const c = this.clients.get(key);
-        if (c) {
-          this.clients.delete(key);
-          c.reject(new CoreError('TIMEOUT', `${c.request.method} got no final response (${action.type === 'timeout' ? `timer ${action.timer}` : 'transport error'})`));
-        }
-      }
+      else if (action.type === 'timeout' || action.type === 'transportError') this.client.failed(key, `got no final response (${action.type === 'timeout' ? `timer ${action.timer}` : 'transport error'})`);
     }
   }
 
@@ -235,11 +237,7 @@ export class SipCore {
       this.awaitingAnswer.delete(key);
       if (tx.mergeKey && this.merges.get(tx.mergeKey) === key) this.merges.delete(tx.mergeKey);
     }
-    const c = this.clients.get(key);
-    if (c) {
-      this.clients.delete(key);
-      c.reject(new CoreError('TIMEOUT', `${c.request.method} transaction ended without a final response`));
-    }
+    this.client.failed(key, 'transaction ended without a final response');
   }
 
   private sendFor(key: string, msg: sip.SipMessage): void {
@@ -247,8 +245,8 @@ export class SipCore {
       const source = this.txs.get(key)?.source ?? this.current;
       if (source) this.sendResponse(msg, source);
     } else {
-      const c = this.clients.get(key);
-      if (c) this.sendTo(sip.serializeMessage(msg), c.dest);
+      const dest = this.client.destOf(key);
+      if (dest) this.sendTo(sip.serializeMessage(msg), dest);
     }
   }
 
@@ -325,7 +323,7 @@ export class SipCore {
 
   private async routeNow(key: string, tx: ServerTx, req: SipRequest): Promise<void> {
     const started = this.now();
-    const decision = await lookupRoute(this.a.routeUrl, routeQuery(req, tx.source.protocol, tx.source.address), this.a.routeTimeoutMs);
+    const decision = await this.lookup(routeQuery(req, tx.source.protocol, tx.source.address));
     routeLookupSeconds.observe((this.now() - started) / 1000);
     routeLookups.inc({ outcome: decision.action === 'error' ? decision.outcome : decision.action });
     if (this.txs.get(key) !== tx || tx.final) return; // cancelled or gone meanwhile
@@ -472,150 +470,19 @@ export class SipCore {
     this.arm();
   }
 
-  request(m: { dialog: string; method: string; headers?: SipHeader[]; body?: string; contentType?: string }): Promise<SipResponse> {
-    const entry = this.dialogs.get(m.dialog);
-    if (!entry) throw new CoreError('NO_DIALOG', `no dialog ${JSON.stringify(m.dialog)}`);
-    if (!/^[A-Z]+$/.test(m.method) || m.method === 'ACK' || m.method === 'CANCEL') throw new CoreError('INVALID', `method ${JSON.stringify(m.method)} cannot be sent in a dialog here`);
-    const headers = checkHeaders(m.headers ?? []);
-    const contentType = m.contentType !== undefined ? parseContentType(m.contentType) : undefined;
-    const body = m.body !== undefined ? Buffer.from(m.body, 'latin1') : undefined;
-    const { uri, route } = sip.routeFor(entry.dialog);
-    const next = route[0]?.uri ?? uri;
-    const size = (body?.length ?? 0) + 600;
-    const protocol: 'udp' | 'tcp' = sip.isSipUri(next) && (next.params.transport?.toLowerCase() === 'tcp' || entry.source.protocol === 'tcp' || size > UDP_MTU_LIMIT) ? 'tcp' : 'udp';
-    const dest: SipSource = sip.isSipUri(next) ? { protocol, address: next.host, port: next.port ?? 5060 } : entry.source;
-    const via = this.via(protocol);
-    const built = sip.createInDialogRequest(entry.dialog, m.method, { via, contact: [this.contact(protocol)], headers, ...(body ? { body } : {}), ...(contentType ? { contentType } : {}) });
-    entry.dialog = built.dialog;
-    return new Promise<SipResponse>((resolve, reject) => {
-      const { key, actions } = this.table.request(built.request, protocol === 'tcp', this.now());
-      this.clients.set(key, { dest, request: built.request, dialog: m.dialog, resolve, reject });
-      this.run(actions);
-      this.arm();
-    });
+  /** Send a request inside a dialog (client.ts). */
+  request(m: RequestMsg): Promise<SipResponse> {
+    return this.client.request(m);
   }
 
-  private onResponse(key: string, res: SipResponse): void {
-    const c = this.clients.get(key);
-    if (!c) return this.retransmitted2xx(res);
-    if (res.status < 200) {
-      if (c.outbound && res.status > 100) this.cast(c.outbound.gateway, { type: 'sip.progress', id: c.outbound.id, callId: res.callId, status: res.status, reason: res.reason });
-      if (c.outbound && !c.outbound.provisional) {
-        c.outbound.provisional = true;
-        if (c.outbound.cancelAsked) this.sendCancel(c);
-      }
-      return;
-    }
-    this.clients.delete(key);
-    if (c.outbound && this.retryWithDigest(c, res)) return;
-    if (c.outbound) {
-      this.outbound.delete(c.outbound.id);
-      if (res.status < 300) {
-        const dialog = sip.createUacDialog(c.request, res);
-        const dk = sip.dialogKey(dialog.id);
-        const ack = sip.serializeMessage(sip.createAckFor2xx(dialog, c.request, this.via(c.dest.protocol)));
-        this.dialogs.set(dk, { dialog, gateway: c.outbound.gateway, source: c.dest });
-        this.acks.set(dk, { bytes: ack, dest: c.dest });
-        this.sendTo(ack, c.dest);
-        (res as SipResponse & { dialogKey?: string }).dialogKey = dk;
-      }
-      return c.resolve(res);
-    }
-    const entry = c.dialog ? this.dialogs.get(c.dialog) : undefined;
-    if (entry && c.request.method === 'INVITE') {
-      entry.dialog = sip.localInviteDone(entry.dialog);
-      if (res.status < 300) this.sendTo(sip.serializeMessage(sip.createAckFor2xx(entry.dialog, c.request, this.via(c.dest.protocol))), c.dest);
-    }
-    if (c.request.method === 'BYE' && c.dialog) this.endDialog(c.dialog, 'bye');
-    c.resolve(res);
+  /** A new outbound INVITE (client.ts). */
+  invite(m: InviteMsg): Promise<SipResponse & { dialogKey?: string }> {
+    return this.client.invite(m);
   }
 
-  /** A 2xx again after its transaction handed the first up: ACK it again. */
-  private retransmitted2xx(res: SipResponse): void {
-    if (res.status < 200 || res.status >= 300 || res.cseq.method !== 'INVITE') return;
-    const dk = sip.responseDialogKey(res);
-    const ack = dk ? this.acks.get(dk) : undefined;
-    if (ack) this.sendTo(ack.bytes, ack.dest);
-  }
-
-  invite(m: { id: string; requestUri: string; gateway: string; from?: string; to?: string; headers?: SipHeader[]; body?: string; contentType?: string; auth?: { username: string; password: string }; callId?: string }): Promise<SipResponse & { dialogKey?: string }> {
-    if (this.outbound.has(m.id)) throw new CoreError('INVALID', `an INVITE with id ${JSON.stringify(m.id)} is in progress`);
-    let uri: sip.Uri;
-    let from: sip.NameAddr;
-    let to: sip.NameAddr;
-    try {
-      uri = sip.parseUri(m.requestUri, 'requestUri');
-      from = m.from !== undefined ? sip.parseNameAddr(m.from, 'from') : { uri: { scheme: 'sip', user: 'hostd', host: this.a.advertisedAddress, params: {}, headers: [] }, params: {} };
-      to = m.to !== undefined ? sip.parseNameAddr(m.to, 'to') : { uri, params: {} };
-    } catch (err) {
-      throw new CoreError('INVALID', (err as Error).message);
-    }
-    if (!sip.isSipUri(uri)) throw new CoreError('INVALID', `requestUri ${JSON.stringify(m.requestUri)} is not a SIP URI`);
-    if (m.callId !== undefined && (m.callId.trim() !== m.callId || m.callId.length > 256 || !isCallId(m.callId))) throw new CoreError('INVALID', `callId ${JSON.stringify(m.callId)} is not a Call-ID (word ["@" word], RFC 3261 §25.1)`);
-    const headers = checkHeaders(m.headers ?? []);
-    const contentType = m.contentType !== undefined ? parseContentType(m.contentType) : undefined;
-    const body = m.body !== undefined ? Buffer.from(m.body, 'latin1') : undefined;
-    const protocol: 'udp' | 'tcp' = uri.params.transport?.toLowerCase() === 'tcp' || (body?.length ?? 0) + 600 > UDP_MTU_LIMIT ? 'tcp' : 'udp';
-    const dest: SipSource = { protocol, address: uri.host.replace(/^\[|\]$/g, ''), port: uri.port ?? 5060 };
-    const req = sip.createRequest({
-      method: 'INVITE',
-      uri,
-      from: sip.withTag(from, sip.newTag(randomBytes(8))),
-      to,
-      callId: m.callId ?? sip.newCallId(randomBytes(12), this.a.advertisedAddress),
-      cseq: 1,
-      via: this.via(protocol),
-      contact: [this.contact(protocol)],
-      headers,
-      ...(body ? { body } : {}),
-      ...(contentType ? { contentType } : {}),
-    });
-    return new Promise((resolve, reject) => {
-      const { key, actions } = this.table.request(req, protocol === 'tcp', this.now());
-      this.clients.set(key, { dest, request: req, outbound: { id: m.id, gateway: m.gateway, provisional: false, cancelAsked: false, ...(m.auth ? { auth: m.auth } : {}), authTried: false }, resolve, reject });
-      this.outbound.set(m.id, key);
-      this.run(actions);
-      this.arm();
-    });
-  }
-
-  /**
-   * A 401/407 to an outbound INVITE that has credentials and has not used them yet: send it
-   * again authorized, under the same id (the caller's promise resolves with the new answer).
-   * Not when a CANCEL was asked: the call is being abandoned.
-   */
-  private retryWithDigest(c: ClientTx, res: SipResponse): boolean {
-    const o = c.outbound!;
-    if ((res.status !== 401 && res.status !== 407) || !o.auth || o.authTried || o.cancelAsked) return false;
-    const protocol = c.dest.protocol;
-    const req = sip.authorizeRequest(c.request, res, o.auth, { cnonce: randomBytes(8).toString('hex'), branch: sip.newBranch(randomBytes(10)) });
-    if (!req) return false;
-    o.authTried = true;
-    o.provisional = false;
-    const { key, actions } = this.table.request(req, protocol === 'tcp', this.now());
-    this.clients.set(key, { ...c, request: req });
-    this.outbound.set(o.id, key);
-    this.log.info({ callId: req.callId, status: res.status }, 'outbound INVITE challenged: retrying with digest credentials');
-    this.run(actions);
-    return true;
-  }
-
+  /** CANCEL the outbound INVITE `id` (client.ts). */
   cancel(id: string): boolean {
-    const key = this.outbound.get(id);
-    const c = key ? this.clients.get(key) : undefined;
-    if (!c?.outbound || c.outbound.cancelAsked) return false;
-    c.outbound.cancelAsked = true;
-    if (c.outbound.provisional) this.sendCancel(c);
-    this.arm();
-    return true;
-  }
-
-  /** §9.1: CANCEL in a transaction of its own, same branch as the INVITE; its response matters to nobody. */
-  private sendCancel(c: ClientTx): void {
-    const cancel = sip.createCancel(c.request);
-    const { key, actions } = this.table.request(cancel, c.dest.protocol === 'tcp', this.now());
-    this.clients.set(key, { dest: c.dest, request: cancel, resolve: () => undefined, reject: () => undefined });
-    this.run(actions);
+    return this.client.cancel(id);
   }
 
   private endDialog(dk: string, reason: 'bye' | 'no-ack'): void {
@@ -624,7 +491,7 @@ export class SipCore {
     if (entry.noAck) reason = 'no-ack';
     this.dialogs.delete(dk);
     this.awaitingAck.delete(dk);
-    this.acks.delete(dk);
+    this.client.forget(dk);
     if (entry.gateway) this.cast(entry.gateway, { type: 'sip.dialogEnded', dialog: dk, callId: entry.dialog.id.callId, reason });
   }
 
@@ -714,7 +581,6 @@ export class SipCore {
 
   close(): void {
     if (this.timer) clearTimeout(this.timer);
-    for (const c of this.clients.values()) c.reject(new CoreError('TIMEOUT', 'SIP server stopping'));
-    this.clients.clear();
+    this.client.close();
   }
 }

@@ -5,6 +5,10 @@
  * whole text and re-parsed it before; measured in docs/gateway.md "Calls per second"). An ACK
  * carries only its dialog. Answers go the other way as `respond` / `request`
  * (actors/sipserver/messages.ts).
+ *
+ * Also the route lookup by message (`route.lookup`): when the route handler is this daemon's
+ * own gateway, the SIP server asks the gateway actor instead of GETting its /sipserver/route
+ * (routing.ts `askRouteActor`): the same query fields, the same answer text.
  */
 export interface SipSource {
   protocol: 'udp' | 'tcp';
@@ -68,3 +72,20 @@ export interface SipServerEvents {
 
 /** What a gateway must accept from the SIP server. */
 export type SipServerCast = SipServerEvent | SipServerEvents;
+
+/** drachtio's route query fields (`method, domain, protocol, source_address, fromUser, ...`). */
+export type RouteQuery = Record<string, string>;
+
+/**
+ * The route lookup as a message to the gateway actor: the query fields in, the route
+ * handler's answer out as the very text GET /sipserver/route would have answered (`{action,
+ * data}`, or a fallback handler's answer passed through), read by routing.ts `parseRouteAnswer`.
+ */
+export interface RouteLookup {
+  type: 'route.lookup';
+  query: RouteQuery;
+}
+
+export interface RouteLookupReplies {
+  'route.lookup': { answer: string };
+}

@@ -84,6 +84,12 @@ export interface SipServerArgs {
   /** Address put in Contact and Via (default: host, or 127.0.0.1 when host is a wildcard). */
   advertisedAddress: string;
   routeUrl: string;
+  /**
+   * The local gateway actor's id when `routeUrl` is its own /sipserver/route (the default):
+   * lookups then go to it as a `route.lookup` message, not over HTTP (same answer, same rules).
+   * null: every lookup is a GET of `routeUrl`.
+   */
+  routeActor: string | null;
   routeTimeoutMs: number;
   /** A routed INVITE the gateway has not answered finally this long gets 408. */
   inviteAnswerMs: number;

@@ -2,18 +2,25 @@
  * Route lookup as drachtio does it: an HTTP GET to the route handler with the query fields
  * `method, domain, protocol, source_address, fromUser, toUser, uriUser, contentType, uri`,
  * answered `{action, data}`. This file builds the query, calls the handler with a deadline
- * and turns its answer into a typed decision; the core acts on it.
+ * and turns its answer into a typed decision; the core acts on it. When the handler is this
+ * daemon's own gateway (the default URL), the query goes to the gateway actor as a
+ * `route.lookup` message instead (`askRouteActor`): no HTTP client, server or socket on the
+ * way, the same answer text read by the same `parseRouteAnswer`.
  *
  * Decisions (docs/gateway.md "SIP server"):
  * - Not valid JSON, not an object, or `action`/`data` missing or of the wrong shape → 500.
  * - A handler that cannot be reached or answers a non-2xx HTTP status → 503 + Retry-After.
  * - A lookup over the deadline → 503 + Retry-After too (the handler is overloaded).
  * - `proxy` → 501: the SIP server is a UAS/B2BUA, it does not forward (docs say why).
+ * - By message: no reply within the deadline → 503 timeout; the gateway actor not running or
+ *   failing → 503 unreachable (as a handler that cannot be reached).
  */
 import http from 'node:http';
 import https from 'node:https';
 import type { SipRequest } from '../../protocols/sip/index.js';
 import { formatUri, isSipUri } from '../../protocols/sip/index.js';
+import { ActorError, type ActorRef, type Protocol } from '../../runtime/index.js';
+import type { RouteLookup, RouteLookupReplies, RouteQuery } from './gateway-messages.js';
 
 export type RouteDecision =
   | { action: 'reject'; status: number; reason?: string }
@@ -22,19 +29,33 @@ export type RouteDecision =
   | { action: 'route'; tag: string }
   | { action: 'error'; status: 500 | 503; reason: string; outcome: 'malformed' | 'unreachable' | 'timeout' };
 
-export function routeQuery(req: SipRequest, protocol: 'udp' | 'tcp', sourceAddress: string): URLSearchParams {
+export function routeQuery(req: SipRequest, protocol: 'udp' | 'tcp', sourceAddress: string): RouteQuery {
   const user = (u: SipRequest['uri']) => (isSipUri(u) ? (u.user ?? '') : '');
-  const q = new URLSearchParams();
-  q.set('method', req.method);
-  q.set('domain', isSipUri(req.uri) ? req.uri.host : '');
-  q.set('protocol', protocol);
-  q.set('source_address', sourceAddress);
-  q.set('fromUser', user(req.from.uri));
-  q.set('toUser', user(req.to.uri));
-  q.set('uriUser', user(req.uri));
-  q.set('contentType', req.contentType ? `${req.contentType.type}/${req.contentType.subtype}` : '');
-  q.set('uri', formatUri(req.uri));
-  return q;
+  return {
+    method: req.method,
+    domain: isSipUri(req.uri) ? req.uri.host : '',
+    protocol,
+    source_address: sourceAddress,
+    fromUser: user(req.from.uri),
+    toUser: user(req.to.uri),
+    uriUser: user(req.uri),
+    contentType: req.contentType ? `${req.contentType.type}/${req.contentType.subtype}` : '',
+    uri: formatUri(req.uri),
+  };
+}
+
+/** The gateway actor as a route handler (gateway-messages.ts `route.lookup`). */
+export type RouteHandlerProtocol = Protocol<RouteLookup, RouteLookupReplies>;
+
+/** Ask the local gateway actor; never throws. */
+export async function askRouteActor(handler: ActorRef<RouteHandlerProtocol>, query: RouteQuery, timeoutMs: number): Promise<RouteDecision> {
+  try {
+    const { answer } = await handler.request({ type: 'route.lookup', query }, { timeoutMs });
+    return parseRouteAnswer(answer);
+  } catch (err) {
+    if (err instanceof ActorError && err.code === 'TIMEOUT') return { action: 'error', status: 503, reason: `route lookup took over ${timeoutMs} ms`, outcome: 'timeout' };
+    return { action: 'error', status: 503, reason: `route handler (the gateway actor) failed: ${(err as Error).message}`, outcome: 'unreachable' };
+  }
 }
 
 /** Read a handler's answer body. */
@@ -107,7 +128,7 @@ function handlerOf(url: string): Handler {
 }
 
 /** GET the handler; never throws. */
-export function lookupRoute(url: string, query: URLSearchParams, timeoutMs: number): Promise<RouteDecision> {
+export function lookupRoute(url: string, fields: RouteQuery, timeoutMs: number): Promise<RouteDecision> {
   let h: Handler;
   try {
     h = handlerOf(url);
@@ -115,6 +136,7 @@ export function lookupRoute(url: string, query: URLSearchParams, timeoutMs: numb
     return Promise.resolve({ action: 'error', status: 503, reason: 'route handler URL is not a URL', outcome: 'unreachable' });
   }
   const secure = h.secure;
+  const query = new URLSearchParams(fields);
   return new Promise<RouteDecision>((resolve) => {
     let settled = false;
     const done = (d: RouteDecision) => {

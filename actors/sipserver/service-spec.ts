@@ -25,13 +25,15 @@ export type SipServerValues = Values<typeof sipserverSettings>;
 
 export const SIPSERVER_MODULE = new URL('./actor.js', import.meta.url).href;
 
-export function sipserverArgs(v: SipServerValues): SipServerArgs {
+/** `routeActor`: the local gateway's id when `routeUrl` is its own handler (messages.ts). */
+export function sipserverArgs(v: SipServerValues, routeActor: string | null = null): SipServerArgs {
   const wildcard = v.host === '0.0.0.0' || v.host === '::';
   return {
     host: v.host,
     port: v.port,
     advertisedAddress: v.advertisedAddress || (wildcard ? '127.0.0.1' : v.host),
     routeUrl: v.routeUrl,
+    routeActor,
     routeTimeoutMs: v.routeTimeoutMs,
     inviteAnswerMs: v.inviteAnswerMs,
     retryAfter: v.retryAfter,

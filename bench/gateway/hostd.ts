@@ -2,7 +2,8 @@
  * hostd's path of the gateway bench: a real `hostd daemon --services gateway` (SIP server and
  * gateway, logs at warn as Kamailio's are off) on free ports, and an application on /control
  * that owns the route and answers every `sip.invite` with an SDP — the full path a call takes:
- * SIP server → route lookup over HTTP → gateway → the application's WebSocket and back.
+ * SIP server → route lookup (by message to the local gateway, its default) → gateway → the
+ * application's WebSocket and back.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -26,7 +26,7 @@ async function twoGateways(t: ExecutionContext, tagA: string, tagB: string) {
   await system.start({
     id: 'gateway.supervisor',
     children: [
-      sipserverChild(sipArgs(vA)),
+      sipserverChild(sipArgs(vA, 'gateway.a')),
       { id: 'gateway.a', module: GATEWAY_MODULE, args: gatewayArgs(vA, own) },
       { id: 'gateway.b', module: GATEWAY_MODULE, args: gatewayArgs(vB, own) },
     ],

@@ -9,6 +9,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { scenario, sipp } from '../helpers/sip.js';
 import { answeringApp, sleep, startGateway, until } from '../helpers/gateway.js';
+import { freePort } from '../helpers/sip.js';
+import { gatewaySettings, sipArgs } from '../../actors/gateway/service.js';
+import { resolve } from '../../runtime/config/settings.js';
 
 /** sipp sends one INVITE to `service` and expects the final response `status` (then ACKs it). */
 const refusedCall = (t: ExecutionContext, port: number, status: string, service: string, transport: 'u1' | 't1' = 'u1') =>
@@ -119,6 +122,26 @@ test('the fallback route handler: its answer passed through for routes that are 
   const q = await h.get('/sipserver/route?method=INVITE&uriUser=bob');
   t.is(q.body.action, 'reject');
   t.like(q.body.data as object, { status: 502 });
+});
+
+test('the route handler asked both ways: by message for the default route URL, over HTTP for an operator-set one (even naming this gateway); a call answered, 404 for no route', async (t) => {
+  const defaults = resolve(gatewaySettings, {}, {});
+  const port = await freePort();
+  const own = `http://127.0.0.1:${port}/sipserver/route`;
+  t.is(sipArgs({ ...defaults, port }).routeActor, 'gateway', 'the default URL: the local gateway actor');
+  t.is(sipArgs({ ...defaults, port }).routeUrl, own, 'the default URL follows GATEWAY_PORT');
+  t.is(sipArgs({ ...defaults, port, sipRouteUrl: own }).routeActor, null, 'an operator-set URL: HTTP');
+  t.is(sipArgs({ ...defaults, port, sipRouteUrl: 'http://10.1.1.1:9/route' }).routeActor, null);
+  for (const values of [{}, { port, sipRouteUrl: own }]) {
+    const way = values.sipRouteUrl ? 'HTTP' : 'message';
+    const h = await startGateway(t, values);
+    const { invites } = await answeringApp(h, 'alice');
+    const r = await sipp(t, h.sipPort, ['-sn', 'uac', '-s', 'alice', '-m', '2', '-d', '100']);
+    t.is(r.successful, 2, `${way}: ${r.stdout}${r.errors}`);
+    t.is(invites.length, 2, way);
+    const missing = await refusedCall(t, h.sipPort, '404', 'bob');
+    t.is(missing.code, 0, `${way}: ${missing.stdout}${missing.errors}`);
+  }
 });
 
 test('the route handler without a fallback: 404 for everything that is not a registered route, never 500', async (t) => {

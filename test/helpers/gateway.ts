@@ -51,8 +51,8 @@ export async function gatewaySystem(t: ExecutionContext, prefix = 'hostd-gw-'): 
 
 export async function startGateway(t: ExecutionContext, values: Partial<GatewayValues> = {}, overrides: Partial<GatewayArgs> = {}): Promise<GatewayHarness> {
   const { system, clients } = await gatewaySystem(t);
-  const port = await freePort();
-  const v: GatewayValues = { ...resolve(gatewaySettings, {}, {}), port, sipPort: 0, ...values };
+  const v: GatewayValues = { ...resolve(gatewaySettings, {}, {}), port: await freePort(), sipPort: 0, ...values };
+  const port = v.port;
   const args = gatewayArgs(v, { mediaLinkModule: null, ...overrides });
   await system.start({ id: 'gateway.supervisor', children: [sipserverChild(sipArgs(v)), { id: GATEWAY_ID, module: GATEWAY_MODULE, args }] });
   const server = system.ref<SipServerProtocol>(SIPSERVER_ID);

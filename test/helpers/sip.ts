@@ -63,7 +63,8 @@ export interface SipHarness {
 }
 
 /** A sipserver (port 0) routed by a loopback handler, with the fixture gateway attached as `gw1`. */
-export async function startSip(t: ExecutionContext, values: Partial<SipServerValues> = {}, withGateway = true): Promise<SipHarness> {
+/** `routeActor`: ask that actor by `route.lookup` message instead of the HTTP handler. */
+export async function startSip(t: ExecutionContext, values: Partial<SipServerValues> = {}, withGateway = true, routeActor: string | null = null): Promise<SipHarness> {
   const routes = await startRouteHandler(t);
   const stateDir = mkdtempSync(join(tmpdir(), 'hostd-sip-'));
   const system = await ActorSystem.start({ stateDir, logLevel: process.env.TEST_LOG_LEVEL ?? 'silent', groupThreads: 1, poolThreads: 1 });
@@ -71,7 +72,7 @@ export async function startSip(t: ExecutionContext, values: Partial<SipServerVal
     await system.shutdown();
     rmSync(stateDir, { recursive: true, force: true });
   });
-  const args = sipserverArgs({ ...resolve(sipserverSettings, {}, {}), port: 0, routeUrl: routes.url, ...values });
+  const args = sipserverArgs({ ...resolve(sipserverSettings, {}, {}), port: 0, routeUrl: routes.url, ...values }, routeActor);
   const children = [sipserverChild(args)];
   if (withGateway) children.push({ id: 'gw1', module: SIPGW, args: { sipserver: SIPSERVER_ID, tag: 'gw1' } });
   await system.start({ id: 'sip.supervisor', children });

@@ -156,6 +156,16 @@ test('an unreachable route handler: 503 + Retry-After; draining: new INVITE 503,
   t.false((await h.server.request({ type: 'info' })).acceptingNew);
 });
 
+test('route lookups by message: a route actor that is not running or does not answer route.lookup gives 503 + Retry-After, never the HTTP handler', async (t) => {
+  for (const actor of ['nobody', 'gw1']) {
+    const h = await startSip(t, {}, true, actor);
+    const got = finals(await udpExchange(h.port, request('INVITE', h.port), 5000, 1, (g) => finals(g).length > 0));
+    t.is(statusOf(got[0]), 503, actor);
+    t.is(header(got[0], 'Retry-After'), '1', actor);
+    t.is(h.routes.queries.length, 0, `${actor}: the HTTP handler was not asked`);
+  }
+});
+
 test('a retransmitted INVITE reaches neither the route handler nor the gateway twice; 100 Trying at once', async (t) => {
   const h = await startSip(t);
   h.routes.answer = () => ({ body: JSON.stringify({ action: 'route', data: { tag: 'gw1' } }), delayMs: 300 });
