@@ -20,7 +20,7 @@ import { createHash, type Hash } from 'node:crypto';
 import type { ObjectRecord } from '../../protocols/objstore/headers.js';
 import { volumeOf } from '../../protocols/objstore/layout.js';
 import { dataChunkLength, geometry, parityChunkLength, sliceHeaderFor, sliceSize, type Geometry } from '../../protocols/objstore/stripes.js';
-import { errorCode, readSliceChunks, writeSliceRecords, type MoveRecord, type SliceContext } from '../objstore/store/index.js';
+import { errorCode, readSliceChunks, rebuildBatch, TooFewSlices, writeSliceRecords, type MoveRecord, type SliceContext } from '../objstore/store/index.js';
 import { relocationFailuresTotal, relocationsTotal } from './metrics.js';
 
 const STRIPES_PER_BATCH = 8;
@@ -261,43 +261,15 @@ async function streamSlices(
     // object's MD5 can be checked.
     if (copyFailed && !md5Complete) throw new Restart();
     if (needData) {
-      const reads = await Promise.all(Array.from({ length: k }, (_, i) => (slices[i] || wanted.has(i) ? Promise.resolve(slices[i] ?? null) : read(i, first, last))));
-      reads.forEach((r, i) => (slices[i] = r));
-      const missingData = Array.from({ length: k }, (_, i) => i).filter((i) => !slices[i]);
-      const missingParity = targets.filter((t) => t.index >= k).map((t) => t.index);
-      if (missingData.length) {
-        // Read parity (not the ones being rebuilt) to reconstruct.
-        const parity = await Promise.all(Array.from({ length: m }, (_, j) => (wanted.has(k + j) ? Promise.resolve(null) : read(k + j, first, last))));
-        parity.forEach((p, j) => (slices[k + j] = p));
+      let missingData: number[];
+      let missingParity: number[];
+      try {
+        ({ missingData, rebuilt: missingParity } = await rebuildBatch(store, g, first, last, slices, wanted, (i) => read(i, first, last), rec.id));
+      } catch (err) {
+        if (err instanceof TooFewSlices) throw new RebuildError('insufficient-slices', err.message);
+        throw err;
       }
-      const present = slices.map((s, i) => (s ? i : -1)).filter((i) => i >= 0);
-      const rebuild = [...missingData, ...missingParity.filter((i) => !missingData.includes(i))];
-      if (missingData.length && present.length < k) {
-        throw new RebuildError('insufficient-slices', `object ${rec.id}: only ${present.length} of its ${k + m} slices read clean and ${k} are needed`);
-      }
-      if (rebuild.length) {
-        const out: Uint8Array[][] = rebuild.map(() => []);
-        for (let s = first; s <= last; s++) {
-          const shard = parityChunkLength(g, s);
-          let result: Uint8Array;
-          if (missingData.length === 0) {
-            const data = new Uint8Array(k * shard);
-            for (let i = 0; i < k; i++) data.set(slices[i]![s - first]!.subarray(0, dataChunkLength(g, s, i)), i * shard);
-            const r = await store.runTask('encode', { k, m, shardSize: shard, data: data.buffer }, [data.buffer]);
-            const full = new Uint8Array((k + m) * shard);
-            full.set(new Uint8Array(r.data), 0);
-            full.set(new Uint8Array(r.parity), k * shard);
-            result = full;
-          } else {
-            const shards = new Uint8Array((k + m) * shard);
-            for (const i of present) shards.set(slices[i]![s - first]!.subarray(0, shard), i * shard);
-            const r = await store.runTask('reconstruct', { k, m, shardSize: shard, shards: shards.buffer, present, wanted: rebuild }, [shards.buffer]);
-            result = new Uint8Array(r.shards);
-          }
-          rebuild.forEach((i, x) => out[x]!.push(result.subarray(i * shard, i * shard + (i < k ? dataChunkLength(g, s, i) : shard))));
-        }
-        rebuild.forEach((i, x) => (slices[i] = out[x]!));
-      }
+      missingParity = missingParity.filter((i) => i >= k);
       for (const i of missingData) if (wanted.has(i)) how.set(i, 'reconstructed');
       for (const i of missingParity) how.set(i, 'reconstructed');
       if (missingData.length || checkMd5) md5Used = true;
