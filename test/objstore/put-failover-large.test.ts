@@ -30,12 +30,8 @@ const scope = new FileScope();
 
 const SIZE = 100 * 1024 * 1024 + 12_345;
 
-interface WriteFault {
-  volumeId: number;
-  count: number;
-  code: string;
-  message: string;
-}
+/** A volume's write faults as GET /$/faults lists them (the fields this test reads). */
+type WriteFault = Record<'code' | 'message', string> & { volumeId: number };
 
 test.before(async (t) => {
   const good = await withLoopDevices(scope, 5, 768);
