@@ -36,8 +36,9 @@ type WriteFault = Record<'code' | 'message', string> & { volumeId: number };
 test.before(async (t) => {
   const good = await withLoopDevices(scope, 5, 768);
   const faulty = await startFaultyDisk(scope, 768);
-  // Volume 1 is the faulty disk, 2..6 the good ones. A 500 ms device scan sees a detached disk.
-  const store = await startStore(scope, { devices: [faulty.device, ...good], values: { deviceScanIntervalMs: 500 } });
+  // Volume 1 is the faulty disk, 2..6 the good ones. A 500 ms device scan sees a detached disk;
+  // the body waits while it does (seconds, with the unmount): the idle timeout allows for it.
+  const store = await startStore(scope, { devices: [faulty.device, ...good], values: { deviceScanIntervalMs: 500, bodyIdleTimeoutMs: 60_000 } });
   t.context = { store, faulty, good };
 });
 test.after.always(() => scope.run());

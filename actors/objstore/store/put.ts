@@ -466,20 +466,26 @@ export class ObjectWriter {
       }
     }
     for await (const { first, last, slices } of this.fromDisk(wanted)) {
-      for (const [index, ref] of live) {
-        try {
+      // The batch's appends are all sent at once (a volume takes a slice's messages in the order
+      // they were sent), to every target in parallel.
+      await Promise.all(
+        [...live].map(async ([index, ref]) => {
+          const writes: Array<Promise<unknown>> = [];
           for (let s = first; s <= last; s++) {
             const len = index < g.k ? dataChunkLength(g, s, index) : parityChunkLength(g, s);
             if (len === 0) continue;
             const chunk = new ArrayBuffer(len);
             new Uint8Array(chunk).set(slices[index]![s - first]!.subarray(0, len));
-            await ref.request({ type: 'append', objectId: this.id, index, chunk: s, data: chunk }, { transfer: [chunk] });
+            writes.push(ref.request({ type: 'append', objectId: this.id, index, chunk: s, data: chunk }, { transfer: [chunk] }));
           }
-        } catch (err) {
-          live.delete(index);
-          this.sliceFailed(index, err);
-        }
-      }
+          try {
+            await Promise.all(writes);
+          } catch (err) {
+            live.delete(index);
+            this.sliceFailed(index, err);
+          }
+        }),
+      );
     }
     await intent;
     await Promise.all([...live.keys()].map((index) => this.commitSlice(index)));
