@@ -98,7 +98,7 @@ async function start(ctx: ActorContext<null, ObjstoreArgs>): Promise<Running> {
   await cleanUpIntents(store, booted.present);
   const stale = await meta.dropStaleFaults();
   if (stale) ctx.log.info({ dropped: stale }, 'dropped the faults of objects that no longer exist');
-  const journal = args.journal ? await Journal.open({ log: ctx.log, replicas: args.journalReplicas, targets: () => journalTargets(volumes) }) : null;
+  const journal = args.journal ? await Journal.open({ log: ctx.log, replicas: args.journalReplicas, targets: () => journalTargets(volumes), registered: () => volumes.records(false).length }) : null;
   meta.journal = journal;
   if (journal) volumes.onRelease = (id) => journal.release(id);
   const snapshots = new Snapshots({ store, journal, disks: () => volumes.presentDisks(), log: ctx.log });
@@ -154,6 +154,8 @@ export default defineActor<ObjstoreProtocol, null, ObjstoreArgs, Running>({
     mountList: (msg, _ctx, running) => mountList(running.store, msg.path),
     mountStatMany: (msg, _ctx, running) => mountStatMany(running.store, msg.path, msg.names),
     mountRead: (msg, _ctx, running) => mountRead(running.store, msg),
+    journalAppend: async (msg, _ctx, running) => (running.journal ? await running.journal.append(msg.op) : 0),
+    journalSettle: (msg, _ctx, running) => running.journal?.settle(msg.seq),
   },
 });
 

@@ -1,5 +1,6 @@
 import type { Protocol } from '../../runtime/index.js';
 import type { Notification } from '../../protocols/objstore/notify.js';
+import type { JournalOp } from '../../protocols/objstore/journal-format.js';
 
 /**
  * What the object store actor accepts (besides its HTTP front). The mount* messages are the
@@ -21,7 +22,14 @@ export type ObjstoreMsg =
    * existing file `file` at `offset` (a mount windows file: MOUNT_WINDOWS_FILE_RE); the answer is their count.
    * Refused ENOENT, EIO or EINVAL.
    */
-  | { type: 'mountRead'; id: string; start: number; length: number; file: string; offset: number };
+  | { type: 'mountRead'; id: string; start: number; length: number; file: string; offset: number }
+  /**
+   * A record change made on another thread (the scheduler's slice moves and volume flags), for
+   * the store's journal: the answer (its sequence number, 0 with the journal off) comes once it
+   * is durable; the change's transaction runs then, and journalSettle follows it, committed or not.
+   */
+  | { type: 'journalAppend'; op: JournalOp }
+  | { type: 'journalSettle'; seq: number };
 
 /** An entry of the mount's namespace: a container (dir) or an object with its id and exact size. */
 export interface MountEntry {
@@ -62,6 +70,7 @@ export interface ObjstoreReplies {
   mountList: MountListing | null;
   mountStatMany: Array<MountEntry | null>;
   mountRead: number;
+  journalAppend: number;
 }
 
 export type ObjstoreProtocol = Protocol<ObjstoreMsg, ObjstoreReplies, MountRefusal>;

@@ -202,6 +202,15 @@ export class Metadata {
     }
   }
 
+  /**
+   * Run another thread's transaction on the records after its journal record is durable (the
+   * scheduler's slice moves: relocate.ts), and settle it after. On the scheduler's thread the
+   * journal is the store actor's, reached by message (journal/remote.ts).
+   */
+  withJournal<T>(op: JournalOp, txn: () => Promise<T>): Promise<T> {
+    return this.journalled(op, txn);
+  }
+
   /** Journal an object ahead of its commitObject (a PUT overlaps the flush with its slice commits). */
   logAhead(rec: ObjectRecord): Promise<number> | undefined {
     return this.journal?.append({ op: 'put', ...rec });

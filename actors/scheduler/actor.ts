@@ -28,6 +28,7 @@ import { reportOn } from './metrics.js';
 import { OBJSTORE_ID, type ObjstoreProtocol } from '../objstore/messages.js';
 import type { Notification } from '../../protocols/objstore/notify.js';
 import { unhealthyNotice } from '../objstore/notify.js';
+import { remoteJournal } from '../objstore/journal/remote.js';
 
 type Ctx = ActorContext<SchedulerState, SchedulerArgs>;
 
@@ -113,6 +114,8 @@ async function start(ctx: Ctx): Promise<Maint> {
   const objstore = ctx.ref<ObjstoreProtocol>(OBJSTORE_ID);
   const notify = (notification: Notification) => objstore.send({ type: 'notify', notification });
   const meta = new Metadata(openEnvironment(ctx.args.stateDir), { healthFaultThreshold: ctx.args.healthFaultThreshold, log: ctx.log, onUnhealthy: (v) => notify(unhealthyNotice(v)) });
+  // Its record changes (slice moves, the draining flag) go to the store's journal first.
+  meta.journal = remoteJournal(objstore);
   const fleet = new Fleet(meta, (id) => ctx.ref(id));
   // The slice side of the data path (the scheduler writes no objects), through the fleet's
   // low-priority volume refs.
@@ -184,7 +187,7 @@ export default defineActor<SchedulerProtocol, SchedulerState, SchedulerArgs, Mai
       if (rec.isDeleted) refuse('VOLUME_DELETED', `volume ${msg.volumeId} is deleted`);
       const cur = maint.state.drains[String(msg.volumeId)];
       if (cur?.state === 'running') return drainView(maint, cur);
-      await maint.store.meta.volumes.put(msg.volumeId, { ...rec, isReadOnly: true, isDraining: true });
+      await maint.store.meta.putVolume({ ...rec, isReadOnly: true, isDraining: true });
       const d = newDrain(msg.volumeId, Date.now());
       maint.state.drains[String(msg.volumeId)] = d;
       ctx.log.info({ volumeId: msg.volumeId }, 'drain started');
@@ -197,13 +200,13 @@ export default defineActor<SchedulerProtocol, SchedulerState, SchedulerArgs, Mai
       if (!rec) refuse('NO_SUCH_VOLUME', `no volume ${msg.volumeId}`);
       const d = maint.state.drains[String(msg.volumeId)];
       if (!d || d.state !== 'running') {
-        if (rec.isDraining && !rec.isDeleted) await maint.store.meta.volumes.put(msg.volumeId, { ...rec, isDraining: false });
+        if (rec.isDraining && !rec.isDeleted) await maint.store.meta.putVolume({ ...rec, isDraining: false });
         if (!d) refuse('NOT_DRAINING', `volume ${msg.volumeId} is not draining`);
         return drainView(maint, d);
       }
       d.state = 'cancelled';
       d.finishedAt = Date.now();
-      await maint.store.meta.volumes.put(msg.volumeId, { ...rec, isDraining: false });
+      await maint.store.meta.putVolume({ ...rec, isDraining: false });
       ctx.log.info({ volumeId: msg.volumeId, moved: d.moved }, 'drain cancelled (the volume stays read-only)');
       maint.changed();
       return drainView(maint, d);

@@ -18,9 +18,9 @@
  */
 import { createHash, type Hash } from 'node:crypto';
 import type { ObjectRecord } from '../../protocols/objstore/headers.js';
-import { volumeOf } from '../../protocols/objstore/layout.js';
+import { volumeOf, withSliceOn } from '../../protocols/objstore/layout.js';
 import { dataChunkLength, geometry, parityChunkLength, sliceHeaderFor, sliceSize, type Geometry } from '../../protocols/objstore/stripes.js';
-import { errorCode, readSliceChunks, writeSliceRecords, type MoveRecord, type SliceContext } from '../objstore/store/index.js';
+import { errorCode, readSliceChunks, rebuildBatch, TooFewSlices, writeSliceRecords, type MoveRecord, type SliceContext } from '../objstore/store/index.js';
 import { relocationFailuresTotal, relocationsTotal } from './metrics.js';
 
 const STRIPES_PER_BATCH = 8;
@@ -64,13 +64,6 @@ export interface RelocateDeps {
   onFlip?(moved: MoveResult[]): void;
   /** after a fault is found in a source slice while moving: record it */
   onBadSource?(index: number, volumeId: number, code: string, message: string): void;
-}
-
-function withVolume(rec: ObjectRecord, index: number, to: number): ObjectRecord {
-  const r = { ...rec, dataVolumes: [...rec.dataVolumes], parityVolumes: [...rec.parityVolumes] };
-  if (index < rec.k) r.dataVolumes[index] = to;
-  else r.parityVolumes[index - rec.k] = to;
-  return r;
 }
 
 const moveKey = (objectId: string, index: number) => `${objectId}/${index}`;
@@ -170,7 +163,7 @@ async function relocateOnce(deps: RelocateDeps, rec: ObjectRecord, targets: Targ
     // Read the new slices back: what the disk returns must be what was written.
     for (const t of targets) {
       const back = createHash('sha256');
-      const moved = withVolume(rec, t.index, t.to);
+      const moved = withSliceOn(rec, t.index, t.to);
       for (let first = 0; first < g.stripes; first += STRIPES_PER_BATCH) {
         const last = Math.min(g.stripes - 1, first + STRIPES_PER_BATCH - 1);
         let chunks: Uint8Array[];
@@ -184,28 +177,30 @@ async function relocateOnce(deps: RelocateDeps, rec: ObjectRecord, targets: Targ
       if (back.digest('hex') !== written.get(t.index)!.digest('hex')) throw new RebuildError('verify-failed', `slice ${t.index} read back from volume ${t.to} differs from what was written`);
     }
     // The new slices' record sidecars, with the layout after the move (recovery from the disks).
-    await writeSliceRecords(store, targets.reduce((r, t) => withVolume(r, t.index, t.to), rec), deps.by, targets.map((t) => t.index));
+    await writeSliceRecords(store, targets.reduce((r, t) => withSliceOn(r, t.index, t.to), rec), deps.by, targets.map((t) => t.index));
   } catch (err) {
     await abortAll();
     await forget(true);
     throw err;
   }
 
-  // Flip the record, unless the object went away or changed meanwhile.
-  const flip = await meta.root.transaction(() => {
+  // Flip the record, unless the object went away or changed meanwhile; the move is journalled
+  // first, like every record change (a restore re-points the slices: journal-replay.ts).
+  const journalled = { op: 'move' as const, id: rec.id, slices: moves.map((mv) => ({ index: mv.index, from: mv.from, to: mv.to })) };
+  const flip = await meta.withJournal(journalled, () => meta.root.transaction(() => {
     const cur = meta.objects.get(rec.id);
     if (!cur) return 'gone';
     for (const mv of moves) if (volumeOf(cur, mv.index) !== mv.from) return 'changed';
     let next = cur;
-    for (const mv of moves) next = withVolume(next, mv.index, mv.to);
+    for (const mv of moves) next = withSliceOn(next, mv.index, mv.to);
     meta.objects.putSync(rec.id, next);
     for (const mv of moves) {
       meta.moves.putSync(moveKey(mv.objectId, mv.index), { ...mv, phase: 'flipped', at: Date.now() });
       meta.faults.removeSync(moveKey(mv.objectId, mv.index));
     }
     deps.onFlip?.(moves.map((mv) => ({ index: mv.index, from: mv.from, to: mv.to, how: how.get(mv.index) ?? 'reconstructed', bytes: mv.bytes })));
-    return 'ok';
-  });
+    return 'ok' as const;
+  }));
   if (flip !== 'ok') {
     await forget(true);
     throw new RebuildError(flip, flip === 'gone' ? `object ${rec.id} was deleted while its slices moved` : `object ${rec.id} changed while its slices moved`);
@@ -261,43 +256,15 @@ async function streamSlices(
     // object's MD5 can be checked.
     if (copyFailed && !md5Complete) throw new Restart();
     if (needData) {
-      const reads = await Promise.all(Array.from({ length: k }, (_, i) => (slices[i] || wanted.has(i) ? Promise.resolve(slices[i] ?? null) : read(i, first, last))));
-      reads.forEach((r, i) => (slices[i] = r));
-      const missingData = Array.from({ length: k }, (_, i) => i).filter((i) => !slices[i]);
-      const missingParity = targets.filter((t) => t.index >= k).map((t) => t.index);
-      if (missingData.length) {
-        // Read parity (not the ones being rebuilt) to reconstruct.
-        const parity = await Promise.all(Array.from({ length: m }, (_, j) => (wanted.has(k + j) ? Promise.resolve(null) : read(k + j, first, last))));
-        parity.forEach((p, j) => (slices[k + j] = p));
+      let missingData: number[];
+      let missingParity: number[];
+      try {
+        ({ missingData, rebuilt: missingParity } = await rebuildBatch(store, g, first, last, slices, wanted, (i) => read(i, first, last), rec.id));
+      } catch (err) {
+        if (err instanceof TooFewSlices) throw new RebuildError('insufficient-slices', err.message);
+        throw err;
       }
-      const present = slices.map((s, i) => (s ? i : -1)).filter((i) => i >= 0);
-      const rebuild = [...missingData, ...missingParity.filter((i) => !missingData.includes(i))];
-      if (missingData.length && present.length < k) {
-        throw new RebuildError('insufficient-slices', `object ${rec.id}: only ${present.length} of its ${k + m} slices read clean and ${k} are needed`);
-      }
-      if (rebuild.length) {
-        const out: Uint8Array[][] = rebuild.map(() => []);
-        for (let s = first; s <= last; s++) {
-          const shard = parityChunkLength(g, s);
-          let result: Uint8Array;
-          if (missingData.length === 0) {
-            const data = new Uint8Array(k * shard);
-            for (let i = 0; i < k; i++) data.set(slices[i]![s - first]!.subarray(0, dataChunkLength(g, s, i)), i * shard);
-            const r = await store.runTask('encode', { k, m, shardSize: shard, data: data.buffer }, [data.buffer]);
-            const full = new Uint8Array((k + m) * shard);
-            full.set(new Uint8Array(r.data), 0);
-            full.set(new Uint8Array(r.parity), k * shard);
-            result = full;
-          } else {
-            const shards = new Uint8Array((k + m) * shard);
-            for (const i of present) shards.set(slices[i]![s - first]!.subarray(0, shard), i * shard);
-            const r = await store.runTask('reconstruct', { k, m, shardSize: shard, shards: shards.buffer, present, wanted: rebuild }, [shards.buffer]);
-            result = new Uint8Array(r.shards);
-          }
-          rebuild.forEach((i, x) => out[x]!.push(result.subarray(i * shard, i * shard + (i < k ? dataChunkLength(g, s, i) : shard))));
-        }
-        rebuild.forEach((i, x) => (slices[i] = out[x]!));
-      }
+      missingParity = missingParity.filter((i) => i >= k);
       for (const i of missingData) if (wanted.has(i)) how.set(i, 'reconstructed');
       for (const i of missingParity) how.set(i, 'reconstructed');
       if (missingData.length || checkMd5) md5Used = true;

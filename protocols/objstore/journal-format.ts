@@ -36,7 +36,16 @@ export type JournalOp =
   | ({ op: 'put' } & ObjectRecord)
   | { op: 'delete'; id: string; path: string; volumes: number[]; k: number }
   | ({ op: 'policy'; bucket: string } & PolicyFlags)
-  | { op: 'volume'; volume: VolumeEntry };
+  | { op: 'volume'; volume: VolumeEntry }
+  /** slices of an object relocated by the scheduler (drain, rebalance, repair): logged before the record flips */
+  | { op: 'move'; id: string; slices: SliceMove[] };
+
+/** One slice of a move: slice `index` goes from volume `from` to volume `to`. */
+export interface SliceMove {
+  index: number;
+  from: number;
+  to: number;
+}
 
 export type JournalRecord = JournalOp & { seq: number; ts: number };
 
@@ -104,6 +113,14 @@ export function recordProblem(r: unknown): string | null {
     case 'volume': {
       const v = o.volume as Record<string, unknown> | null;
       if (typeof v !== 'object' || v === null || !Number.isSafeInteger(v.id) || (v.id as number) < 1) return 'volume: volume must be a record with an id';
+      return null;
+    }
+    case 'move': {
+      if (typeof o.id !== 'string' || !OBJECT_ID.test(o.id)) return `move: id must be an object id, got ${JSON.stringify(o.id)}`;
+      if (!Array.isArray(o.slices) || !o.slices.length) return 'move: slices must be a non-empty list';
+      for (const m of o.slices as Array<Record<string, unknown>>) {
+        if (typeof m !== 'object' || m === null || !isCount(m.index) || !isIdList([m.from, m.to])) return `move: each slice is {index, from, to} (a count and two volume ids), got ${JSON.stringify(m)}`;
+      }
       return null;
     }
     default:

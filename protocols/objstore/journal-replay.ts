@@ -17,10 +17,14 @@
  *   the volumes present: it can no longer be read);
  * - an object of the snapshot whose every slice is found gone (all its volumes present, no slice
  *   on them) is not restored;
- * - a volume record replayed replaces the one restored so far.
+ * - a volume record replayed replaces the one restored so far;
+ * - a journalled move (the scheduler relocated slices: drain, rebalance, repair) re-points the
+ *   slices still named on their old volume, unless fewer of the object's slices are found on disk
+ *   with the move than without it (its new slice never committed: the move did not finish).
  */
 import type { ObjectRecord } from './headers.js';
-import type { JournalRecord, PolicyFlags, VolumeEntry } from './journal-format.js';
+import type { JournalRecord, PolicyFlags, SliceMove, VolumeEntry } from './journal-format.js';
+import { volumeOf, withSliceOn } from './layout.js';
 import type { SnapshotContent } from './snapshot-format.js';
 
 export const DEFAULT_FLAGS: PolicyFlags = { publicRead: false, publicWrite: false, deleteProtected: false };
@@ -61,7 +65,7 @@ export interface DeclinedPolicy {
 
 export interface ReplayReport {
   fromSnapshot: { objects: number; dropped: number; buckets: number; volumes: number };
-  applied: { put: number; delete: number; policy: number; volume: number };
+  applied: { put: number; delete: number; policy: number; volume: number; move: number };
   /** puts whose object the snapshot (or an earlier record) already held */
   alreadyPresent: number;
   /** objects journalled again with their slices elsewhere (a PUT's failover): the last record taken */
@@ -75,7 +79,7 @@ export interface ReplayReport {
 const allVolumes = (r: ObjectRecord) => [...r.dataVolumes, ...r.parityVolumes];
 
 function newReport(): ReplayReport {
-  return { fromSnapshot: { objects: 0, dropped: 0, buckets: 0, volumes: 0 }, applied: { put: 0, delete: 0, policy: 0, volume: 0 }, alreadyPresent: 0, relaid: 0, degraded: 0, skipped: [], policiesDeclined: [] };
+  return { fromSnapshot: { objects: 0, dropped: 0, buckets: 0, volumes: 0 }, applied: { put: 0, delete: 0, policy: 0, volume: 0, move: 0 }, alreadyPresent: 0, relaid: 0, degraded: 0, skipped: [], policiesDeclined: [] };
 }
 
 /**
@@ -184,6 +188,23 @@ export function replay(state: RestoreState, records: readonly JournalRecord[], p
         state.volumes.set(r.volume.id, r.volume);
         report.applied.volume++;
         break;
+      case 'move': {
+        const rec = state.objects.get(r.id);
+        if (!rec) break;
+        // Slices already named on their new volume (a snapshot after the move) are left as they are.
+        const pending = r.slices.filter((s) => s.index < rec.k + rec.m && volumeOf(rec, s.index) === s.from && s.from !== s.to);
+        if (!pending.length) break;
+        const next = pending.reduce((r: ObjectRecord, s: SliceMove) => withSliceOn(r, s.index, s.to), rec);
+        const before = probe({ id: rec.id, k: rec.k, volumes: allVolumes(rec) });
+        const after = probe({ id: rec.id, k: rec.k, volumes: allVolumes(next) });
+        if (after.present < before.present) {
+          report.skipped.push({ seq: r.seq, op: 'move', target: `${rec.path} (${rec.id})`, why: `slice(s) ${pending.map((s) => `${s.index} to volume ${s.to}`).join(', ')} not found there: the move did not finish, the old location is kept` });
+          break;
+        }
+        state.objects.set(rec.id, next);
+        report.applied.move++;
+        break;
+      }
     }
   }
   return report;

@@ -160,6 +160,14 @@ export function volumeOf(rec: Pick<ObjectRecord, 'k' | 'dataVolumes' | 'parityVo
   return index < rec.k ? rec.dataVolumes[index]! : rec.parityVolumes[index - rec.k]!;
 }
 
+/** A copy of `rec` with slice `index` on volume `to` (a slice moved: relocations, and their replay). */
+export function withSliceOn<R extends Pick<ObjectRecord, 'k' | 'dataVolumes' | 'parityVolumes'>>(rec: R, index: number, to: number): R {
+  const r = { ...rec, dataVolumes: [...rec.dataVolumes], parityVolumes: [...rec.parityVolumes] };
+  if (index < rec.k) r.dataVolumes[index] = to;
+  else r.parityVolumes[index - rec.k] = to;
+  return r;
+}
+
 /** The flags of a volume record (object-store.md, States and transitions). */
 export interface VolumeFlags {
   isEnabled: boolean;

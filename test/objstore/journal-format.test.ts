@@ -22,6 +22,14 @@ test('encoding refuses a malformed record, naming the field', (t) => {
   t.throws(() => encodeRecord({ seq: 1, ts: 1, op: 'rename' } as unknown as JournalRecord), { message: /unknown op "rename"/ });
   t.is(recordProblem([]), 'not an object');
   t.regex(recordProblem({ seq: 1, ts: 1, op: 'volume', volume: { id: 0 } })!, /volume/);
+  // A slice move (the scheduler's): an object id and a non-empty list of {index, from, to}.
+  const id = `$${'a'.repeat(24)}`;
+  t.is(recordProblem({ seq: 1, ts: 1, op: 'move', id, slices: [{ index: 0, from: 1, to: 2 }] }), null);
+  t.regex(recordProblem({ seq: 1, ts: 1, op: 'move', id: 'x', slices: [{ index: 0, from: 1, to: 2 }] })!, /move: id must be an object id/);
+  t.regex(recordProblem({ seq: 1, ts: 1, op: 'move', id, slices: [] })!, /move: slices must be a non-empty list/);
+  t.regex(recordProblem({ seq: 1, ts: 1, op: 'move', id, slices: [{ index: -1, from: 1, to: 2 }] })!, /move: each slice is \{index, from, to\}/);
+  t.regex(recordProblem({ seq: 1, ts: 1, op: 'move', id, slices: [{ index: 0, from: 0, to: 2 }] })!, /move: each slice/);
+  t.regex(recordProblem({ seq: 1, ts: 1, op: 'move', id, slices: [null] })!, /move: each slice/);
 });
 
 test('a line with a flipped byte, no checksum or bad JSON is refused with why', (t) => {

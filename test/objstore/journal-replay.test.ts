@@ -155,3 +155,36 @@ test("an object journalled twice by one PUT (its failed slice written elsewhere)
   t.is(fromSnap.report.relaid, 0);
   t.is(fromSnap.report.alreadyPresent, 1);
 });
+
+const moveRec = (seq: number, r: ObjectRecord, slices: Array<{ index: number; from: number; to: number }>): JournalRecord => ({ seq, ts: seq, op: 'move', id: r.id, slices });
+
+test('a journalled move re-points a snapshot object whose slice moved after the snapshot', (t) => {
+  const { state, report } = stateFromSnapshot(snap([rec(1), rec(2)]), disks());
+  // Slice 1 of o1 went 2 -> 4 (a drain), slice 2 (parity) of o2 went 3 -> 5 (a rebalance).
+  replay(state, [moveRec(10, rec(1), [{ index: 1, from: 2, to: 4 }]), moveRec(11, rec(2), [{ index: 2, from: 3, to: 5 }])], disks(), 10, report);
+  t.deepEqual(state.objects.get(id(1))!.dataVolumes, [1, 4]);
+  t.deepEqual(state.objects.get(id(2))!.parityVolumes, [5]);
+  t.is(report.applied.move, 2);
+  t.deepEqual(report.skipped, []);
+});
+
+test('a move whose new slice is not on disk (it did not finish) is skipped with why; the old location is kept', (t) => {
+  const { state, report } = stateFromSnapshot(snap([rec(1)]), disks());
+  // On disk: the old layout has 3 slices, the moved one only 2 (nothing on volume 4).
+  const probe: SliceProbe = (r) => ({ present: r.volumes.includes(4) ? 2 : 3, unknown: 0 });
+  replay(state, [moveRec(10, rec(1), [{ index: 0, from: 1, to: 4 }])], probe, 10, report);
+  t.deepEqual(state.objects.get(id(1))!.dataVolumes, [1, 2]);
+  t.is(report.applied.move, 0);
+  t.is(report.skipped.length, 1);
+  t.like(report.skipped[0], { seq: 10, op: 'move' });
+  t.regex(report.skipped[0]!.why, /slice\(s\) 0 to volume 4 not found there: the move did not finish/);
+});
+
+test('a move of an object not restored, or of a slice named elsewhere already, changes nothing', (t) => {
+  const { state, report } = stateFromSnapshot(snap([rec(1)]), disks());
+  replay(state, [moveRec(10, rec(7), [{ index: 0, from: 1, to: 4 }]), moveRec(11, rec(1), [{ index: 0, from: 9, to: 4 }]), moveRec(12, rec(1), [{ index: 5, from: 1, to: 4 }])], disks(), 10, report);
+  t.deepEqual(state.objects.get(id(1))!.dataVolumes, [1, 2]);
+  t.false(state.objects.has(id(7)));
+  t.is(report.applied.move, 0);
+  t.deepEqual(report.skipped, []);
+});

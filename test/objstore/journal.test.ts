@@ -1,14 +1,15 @@
 /**
  * The journal's files (actors/objstore/journal/journal.ts) on real directories standing for the
  * volumes' mounts: replicas, group commit, a volume that cannot take the journal, a torn tail
- * cut back at the next start, the sequence continuing across starts, segments dropped.
+ * cut back at the next start, the sequence continuing across starts, segments dropped; what a
+ * fresh install before its first volume says (once, at info).
  */
 import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
-import { pino } from 'pino';
-import { Journal, journalDir, type JournalTarget } from '../../actors/objstore/journal/journal.js';
+import { pino, type Logger } from 'pino';
+import { Journal, journalDir, NO_VOLUME_YET, type JournalTarget } from '../../actors/objstore/journal/journal.js';
 import { decodeSegment, type JournalOp } from '../../protocols/objstore/journal-format.js';
 
 const log = pino({ level: 'silent' });
@@ -108,5 +109,43 @@ test('segments a snapshot made unnecessary are dropped; the one being written is
   t.deepEqual(readdirSync(journalDir(targets[0]!.mountPoint)).sort(), ['0000000000000003.jnl', '0000000000000004.jnl']);
   t.is(await j.dropBefore(100), 3);
   t.deepEqual(readdirSync(journalDir(targets[0]!.mountPoint)), ['0000000000000004.jnl']);
+  await j.close();
+});
+
+/** A logger that keeps what was said, by level. */
+function listening(): { log: Logger; said: Array<[string, string]> } {
+  const said: Array<[string, string]> = [];
+  const at = (level: string) => (a: unknown, b?: unknown) => said.push([level, typeof a === 'string' ? a : String(b)]);
+  return { log: { info: at('info'), warn: at('warn'), error: at('error'), debug: () => undefined } as unknown as Logger, said };
+}
+
+test('a fresh install before its first volume: said once, at info, not warned; volumes registered but absent are warned', async (t) => {
+  const fresh = listening();
+  let j = await Journal.open({ log: fresh.log, targets: () => [], registered: () => 0 });
+  for (let i = 0; i < 3; i++) j.settle(await j.append(policy(i)));
+  t.deepEqual(fresh.said, [['info', `metadata journal: ${NO_VOLUME_YET}`]]);
+  t.is(j.status().degraded, NO_VOLUME_YET);
+  await j.close();
+
+  // The store knows volumes but none is present: a real degradation, warned.
+  const absent = listening();
+  j = await Journal.open({ log: absent.log, targets: () => [], registered: () => 2 });
+  j.settle(await j.append(policy(1)));
+  t.true(absent.said.some(([level, msg]) => level === 'warn' && msg === 'metadata journal degraded: no volume carries the journal'), JSON.stringify(absent.said));
+  t.false(absent.said.some(([level]) => level === 'info'));
+  await j.close();
+
+  // The first volume provisioned: the journal starts on it, said at info.
+  const first = listening();
+  const targets: JournalTarget[] = [];
+  let registered = 0;
+  j = await Journal.open({ log: first.log, targets: () => targets, registered: () => registered, replicas: 1 });
+  j.settle(await j.append(policy(1)));
+  targets.push(...mounts(t, 1));
+  registered = 1;
+  j.settle(await j.append(policy(2)));
+  t.deepEqual(first.said.map(([level]) => level), ['info', 'info'], JSON.stringify(first.said));
+  t.is(j.status().degraded, null);
+  t.deepEqual(recordsOn(targets[0]!).map((r) => r.seq), [2]);
   await j.close();
 });

@@ -63,7 +63,7 @@ export function reportLines(r: RestoreResult): string[] {
     ...r.unreadable.map((u) => `  not usable: snapshot ${u.id}: ${u.why}`),
     `journal: ${r.journal.records} records in ${r.journal.segments} segment(s), ${r.journal.replayed} replayed; ${r.journal.tornTails} torn tail(s), ${r.journal.corruptLines} corrupt line(s)${r.journal.conflicts.length ? `, conflicting records ${r.journal.conflicts.join(', ')}` : ''}`,
     `from the snapshot: ${rep.fromSnapshot.objects} objects, ${rep.fromSnapshot.buckets} bucket policies, ${rep.fromSnapshot.volumes} volumes (${rep.fromSnapshot.dropped} objects dropped: slices gone)`,
-    `replayed: ${rep.applied.put} puts, ${rep.applied.delete} deletes, ${rep.applied.policy} policies, ${rep.applied.volume} volume records; ${rep.alreadyPresent} puts already in the snapshot; ${rep.relaid} re-laid by a PUT's failover; ${rep.degraded} restored with slices missing`,
+    `replayed: ${rep.applied.put} puts, ${rep.applied.delete} deletes, ${rep.applied.policy} policies, ${rep.applied.volume} volume records, ${rep.applied.move} slice moves; ${rep.alreadyPresent} puts already in the snapshot; ${rep.relaid} re-laid by a PUT's failover; ${rep.degraded} restored with slices missing`,
     `restored: ${r.restored.objects} objects, ${r.restored.buckets} bucket policies, ${r.restored.volumes} volumes in ${(r.ms / 1000).toFixed(1)} s`,
   ];
   if (rep.policiesDeclined.length) {

@@ -13,6 +13,7 @@ import { dataChunkLength, geometry, parityChunkLength, sliceChunkLengths, sliceH
 import type { SliceCount } from '../../../protocols/objstore/journal-replay.js';
 import { SlicePaths, TMP_SUFFIX } from '../../volume/slice-paths.js';
 import { reconstruct } from '../store/erasure.js';
+import { volumeOf } from '../../../protocols/objstore/layout.js';
 import { journalDir, listSegments } from './journal.js';
 
 /** Volume id -> its mount point: the volumes found on the disks. */
@@ -51,16 +52,37 @@ export function countSlices(index: ReadonlyMap<number, ReadonlySet<string>>, rec
   return { present, unknown };
 }
 
-/** A slice's payload chunks, each checked against its CRC; null when absent, sealed or bad (with why). */
+/**
+ * A slice's payload chunks, each checked against its CRC, or why not (sealed or bad). Where the
+ * record names it, else, when it is not there (a drain or rebalance moved it after the record was
+ * written: the snapshot pointer names the locations at the snapshot), on any other volume found:
+ * its header (object id, index, geometry) says it is the one.
+ */
 async function readSlice(mounts: Mounts, rec: ObjectRecord, index: number): Promise<Buffer[] | string> {
-  const volume = index < rec.k ? rec.dataVolumes[index]! : rec.parityVolumes[index - rec.k]!;
+  const named = volumeOf(rec, index);
+  const there = await readSliceOn(mounts, rec, index, named);
+  if (typeof there !== 'string' || !there.startsWith(ABSENT)) return there;
+  let bad: string | null = null;
+  for (const volume of mounts.keys()) {
+    if (volume === named) continue;
+    const moved = await readSliceOn(mounts, rec, index, volume);
+    if (typeof moved !== 'string') return moved;
+    if (!moved.startsWith(ABSENT)) bad ??= moved;
+  }
+  return `${there.slice(ABSENT.length)}${bad ? `; elsewhere: ${bad}` : ', nor on any other volume found'}`;
+}
+
+/** The start of readSliceOn's answer when the slice is not on that volume at all (then searched elsewhere). */
+const ABSENT = 'absent: ';
+
+async function readSliceOn(mounts: Mounts, rec: ObjectRecord, index: number, volume: number): Promise<Buffer[] | string> {
   const mount = mounts.get(volume);
-  if (mount === undefined) return `volume ${volume} was not found on the disks`;
+  if (mount === undefined) return `${ABSENT}slice ${index}: volume ${volume} was not found on the disks`;
   let file: Buffer;
   try {
     file = await readFile(new SlicePaths(mount).final(rec.id, index));
   } catch (err) {
-    return `slice ${index} on volume ${volume}: ${(err as Error).message}`;
+    return `${(err as NodeJS.ErrnoException).code === 'ENOENT' ? ABSENT : ''}slice ${index} on volume ${volume}: ${(err as Error).message}`;
   }
   const g = geometry(rec.size, rec.k, rec.m, rec.chunkSize);
   let h;

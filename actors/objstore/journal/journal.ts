@@ -42,10 +42,18 @@ export interface JournalTarget {
   mountPoint: string;
 }
 
+/** The journal's state on a fresh install, before its first volume (not a degradation: no warning). */
+export const NO_VOLUME_YET = 'no volume yet; it starts on the first volume provisioned';
+
 export interface JournalOptions {
   log: Logger;
   /** the volumes that may carry the journal now (present, not deleted, healthy first) */
   targets: () => JournalTarget[];
+  /**
+   * Volumes the store has records of (not deleted), present or not. None: a fresh install before
+   * its first volume, where no journal is expected: said once at info, not warned.
+   */
+  registered?: () => number;
   replicas?: number;
   segmentBytes?: number;
 }
@@ -120,7 +128,7 @@ async function openSegment(path: string): Promise<FileHandle> {
 }
 
 export class Journal {
-  private readonly opts: Required<Omit<JournalOptions, 'log' | 'targets'>> & JournalOptions;
+  private readonly opts: Required<Omit<JournalOptions, 'log' | 'targets' | 'registered'>> & JournalOptions;
   private readonly replicas = new Map<number, Replica>();
   private queue: Pending[] = [];
   private writing: Promise<void> | null = null;
@@ -281,8 +289,12 @@ export class Journal {
   }
 
   private setDegraded(why: string | null): void {
+    // A fresh install before its first volume: no journal is expected there (said once, at info).
+    if (why && !this.replicas.size && this.opts.registered?.() === 0) why = NO_VOLUME_YET;
     if (why === this.degraded) return;
-    if (why) this.opts.log.warn({ replicas: [...this.replicas.keys()] }, `metadata journal degraded: ${why}`);
+    if (why === NO_VOLUME_YET) this.opts.log.info(`metadata journal: ${why}`);
+    else if (why) this.opts.log.warn({ replicas: [...this.replicas.keys()] }, `metadata journal degraded: ${why}`);
+    else if (this.degraded === NO_VOLUME_YET) this.opts.log.info({ replicas: [...this.replicas.keys()] }, 'metadata journal started on the volumes provisioned');
     else if (this.degraded) this.opts.log.info({ replicas: [...this.replicas.keys()] }, 'metadata journal replicated again');
     this.degraded = why;
   }

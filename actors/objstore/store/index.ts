@@ -20,5 +20,6 @@ export { ObjectWriter, conflictError, type PutRequest } from './put.js';
 export { verifyObject, type SliceResult, type SliceStatus, type VerifyResult } from './verify.js';
 export { removeSlices } from './remove.js';
 export { writeSliceRecords } from './slice-records.js';
+export { rebuildBatch, TooFewSlices, type BatchChunks } from './stripe-rebuild.js';
 export { encode, encodeInto, reconstruct, MAX_K, MAX_M } from './erasure.js';
 export type { EncodeResult, EncodeTask, ReconstructResult, ReconstructTask } from './erasure.js';

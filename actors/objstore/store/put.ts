@@ -6,13 +6,17 @@
  * point be cleaned up at boot.
  *
  * A volume that fails mid-write (EIO, a timeout, its actor gone) does not fail the PUT: the
- * stripes of the body are kept until the end (objects up to FAILOVER_WINDOW_BYTES), the failed
- * slice is rewritten from the start on another writable volume that holds no slice of the object,
- * the failure is recorded on the volume (Metadata.recordWriteFault: the health monitor counts it)
- * and the volume is left out of new PUTs for a while. When no such volume is left, the object is
- * written again from the kept stripes with the layout of the volumes left (writeLayout: never
- * without parity on a fleet of several volumes, refused below two).
+ * failure is recorded on the volume (Metadata.recordWriteFault: the health monitor counts it), the
+ * volume is left out of new PUTs for a while, and the failed slice is written again on another
+ * writable volume that holds no slice of the object. Objects up to FAILOVER_WINDOW_BYTES keep the
+ * body's stripes until the end and rewrite the slice from them; a larger object keeps writing its
+ * other slices (while at least k are left), commits them when the body has ended, and rebuilds the
+ * missing slice from them on disk (the decoder of moves and repairs: stripe-rebuild.ts), checking
+ * the whole-object MD5. When no such volume is left, the object is written again (from the kept
+ * stripes, or read back from its slices on disk) with the layout of the volumes left
+ * (writeLayout: never without parity on a fleet of several volumes, refused below two).
  */
+import { createHash } from 'node:crypto';
 import { randomBytes } from 'node:crypto';
 import type { ObjectRecord } from '../../../protocols/objstore/headers.js';
 import { chunkSizeFor, pickVolumes, placeSlices, writeLayout } from '../../../protocols/objstore/layout.js';
@@ -26,6 +30,8 @@ import { errorCode, StoreError, type StoreContext } from './context.js';
 import { removeSlices } from './remove.js';
 import { writeSliceRecords } from './slice-records.js';
 import { conflictError, gone, noWritableVolume, suspectsOf, tooFewWritable } from './put-refusals.js';
+import { readSliceChunks } from './get.js';
+import { rebuildBatch, TooFewSlices, type BatchChunks } from './stripe-rebuild.js';
 
 export { conflictError };
 
@@ -39,11 +45,14 @@ const shared = new BufferPool<SharedArrayBuffer>({ shared: true });
 
 /**
  * Objects up to this size keep their stripes until the PUT ends, so that a slice whose volume
- * fails can be written again elsewhere (the memory: the body once, parity not kept; docs/
- * object-store.md, "When a disk fails during a PUT"). A larger PUT whose volume fails is refused
- * with 503, as before.
+ * fails can be written again elsewhere from memory (the memory: the body once, parity not kept;
+ * docs/object-store.md, "When a disk fails during a PUT"). A larger PUT whose volume fails
+ * rebuilds the slice from the slices it wrote on disk instead (one more read of the object).
  */
 export const FAILOVER_WINDOW_BYTES = 64 * 1024 * 1024;
+
+/** Stripes read back from disk at once when a large PUT rebuilds a failed slice (as moves do). */
+const STRIPES_PER_BATCH = 8;
 
 /** A slice that failed on its volume: rewritten elsewhere at the end of the PUT. */
 interface FailedSlice {
@@ -248,12 +257,19 @@ export class ObjectWriter {
     try {
       await this.intentDurable;
       // Failed slices are written again elsewhere; a commit that fails is one more failed slice.
+      // Within the window, from the kept stripes before the others commit; beyond it, rebuilt from
+      // the others once they are committed (a volume reads only committed slices).
       do {
-        if (this.failed.size && !(await this.failover())) {
+        if (this.failed.size && this.kept && !(await this.failover())) {
           this.ctx.meta.dropAhead(logged);
           return await this.restart();
         }
-        await Promise.all(this.volumes.map((_, index) => (this.committed.has(index) ? null : this.commitSlice(index))));
+        await Promise.all(this.volumes.map((_, index) => (this.committed.has(index) || this.failed.has(index) ? null : this.commitSlice(index))));
+        if (this.failure) throw this.failure;
+        if (this.failed.size && !this.kept && !(await this.rebuildFailed())) {
+          this.ctx.meta.dropAhead(logged);
+          return await this.restartFromDisk();
+        }
         if (this.failure) throw this.failure;
       } while (this.failed.size);
     } catch (err) {
@@ -347,16 +363,16 @@ export class ObjectWriter {
   }
 
   /**
-   * Slice `index` failed on its volume. Within the failover window it is only noted (no more
-   * chunks go to it; finish writes it elsewhere), and its volume is left out of new PUTs for a
-   * while; beyond the window it fails the PUT.
+   * Slice `index` failed on its volume: it is only noted (no more chunks go to it; finish writes
+   * it elsewhere), and its volume is left out of new PUTs for a while. Beyond the failover window,
+   * a failure that leaves fewer than k slices to rebuild from fails the PUT.
    */
   private sliceFailed(index: number, err: unknown): void {
-    if (!this.kept) {
+    if (this.failed.has(index)) return;
+    if (!this.kept && this.volumes.length - this.failed.size - 1 < this.geometry.k) {
       this.failure ??= err as Error;
       return;
     }
-    if (this.failed.has(index)) return;
     const volume = this.volumes[index]!;
     const why = `${errorCode(err)}: ${(err as Error)?.message ?? String(err)}`;
     this.failed.set(index, { volume, err });
@@ -382,12 +398,7 @@ export class ObjectWriter {
   private async failover(): Promise<boolean> {
     while (this.failed.size) {
       const index = this.failed.keys().next().value as number;
-      const need = sliceSize(this.geometry, index) + 1024 * 1024;
-      const holding = new Set(this.volumes);
-      const room = this.ctx.writable().filter((v) => !holding.has(v.id) && !this.failedVolumes.has(v.id) && v.bytesFree > need);
-      const recent = suspectsOf(this.ctx);
-      const fresh = room.filter((v) => !recent.has(v.id));
-      const to = pickVolumes(fresh.length ? fresh : room, 1)?.[0];
+      const to = this.replacementFor(index);
       if (to === undefined) return false;
       const from = this.failed.get(index)!.volume;
       this.volumes[index] = to;
@@ -402,12 +413,135 @@ export class ObjectWriter {
     return true;
   }
 
+  /**
+   * The volume that takes failed slice `index` instead: writable, with room, holding no slice of
+   * the object and not failed by this PUT (the most free first, lately failing volumes last).
+   */
+  private replacementFor(index: number): number | undefined {
+    const need = sliceSize(this.geometry, index) + 1024 * 1024;
+    const holding = new Set(this.volumes);
+    const room = this.ctx.writable().filter((v) => !holding.has(v.id) && !this.failedVolumes.has(v.id) && v.bytesFree > need);
+    const recent = suspectsOf(this.ctx);
+    const fresh = room.filter((v) => !recent.has(v.id));
+    return pickVolumes(fresh.length ? fresh : room, 1)?.[0];
+  }
+
+  /** Name the slices' volumes in the intent (boot clean-up finds a new slice); resolves once it is durable. */
+  private async renameIntent(): Promise<void> {
+    await this.ctx.meta.intents.put(this.id, { id: this.id, path: this.req.path, volumes: [...this.volumes], startedAt: Date.now() });
+    await this.ctx.meta.root.flushed;
+  }
+
+  /**
+   * Beyond the failover window: rebuild every failed slice, in one read of the object's committed
+   * slices, on a replacement volume each, and commit them. False when a failed slice has no
+   * replacement (finish writes the object again with the layout of the volumes left). A
+   * replacement that fails is one more failed slice (finish comes back here).
+   */
+  private async rebuildFailed(): Promise<boolean> {
+    const g = this.geometry;
+    const targets = new Map<number, number>();
+    for (const index of this.failed.keys()) {
+      const to = this.replacementFor(index);
+      if (to === undefined || [...targets.values()].includes(to)) return false;
+      targets.set(index, to);
+    }
+    const wanted = new Set(targets.keys());
+    const from = new Map([...targets.keys()].map((i) => [i, this.volumes[i]!]));
+    for (const [index, to] of targets) {
+      this.volumes[index] = to;
+      this.failed.delete(index);
+    }
+    // The intent names the new volumes before their slices can be committed.
+    const intent = this.renameIntent();
+    intent.catch(() => undefined);
+    const live = new Map<number, ActorRef<VolumeProtocol>>();
+    for (const [index, to] of targets) {
+      try {
+        const ref = this.vol(to);
+        await ref.request({ type: 'create', objectId: this.id, index, header: sliceHeaderFor(g, this.id, index) });
+        live.set(index, ref);
+      } catch (err) {
+        this.sliceFailed(index, err);
+      }
+    }
+    for await (const { first, last, slices } of this.fromDisk(wanted)) {
+      // The batch's appends are all sent at once (a volume takes a slice's messages in the order
+      // they were sent), to every target in parallel.
+      await Promise.all(
+        [...live].map(async ([index, ref]) => {
+          const writes: Array<Promise<unknown>> = [];
+          for (let s = first; s <= last; s++) {
+            const len = index < g.k ? dataChunkLength(g, s, index) : parityChunkLength(g, s);
+            if (len === 0) continue;
+            const chunk = new ArrayBuffer(len);
+            new Uint8Array(chunk).set(slices[index]![s - first]!.subarray(0, len));
+            writes.push(ref.request({ type: 'append', objectId: this.id, index, chunk: s, data: chunk }, { transfer: [chunk] }));
+          }
+          try {
+            await Promise.all(writes);
+          } catch (err) {
+            live.delete(index);
+            this.sliceFailed(index, err);
+          }
+        }),
+      );
+    }
+    await intent;
+    await Promise.all([...live.keys()].map((index) => this.commitSlice(index)));
+    for (const index of live.keys()) {
+      if (this.committed.has(index)) this.ctx.log.info({ objectId: this.id, path: this.req.path, index, from: from.get(index), to: targets.get(index) }, 'PUT: a failed slice was rebuilt from the written ones on another volume');
+    }
+    return true;
+  }
+
+  /**
+   * The object's stripes read back from the slices this PUT committed, batch by batch: every data
+   * slice and the `wanted` ones (never read), rebuilt where a slice is missing. A slice that cannot
+   * be read is one more failed slice. The whole-object MD5 is checked once the last batch is
+   * taken: a rebuild that does not reproduce it fails the PUT before anything more is committed.
+   */
+  private async *fromDisk(wanted: ReadonlySet<number>): AsyncGenerator<{ first: number; last: number; slices: BatchChunks }> {
+    const g = this.geometry;
+    const rec = this.rec!;
+    const src: ObjectRecord = { ...rec, dataVolumes: this.volumes.slice(0, g.k), parityVolumes: this.volumes.slice(g.k) };
+    const md5 = createHash('md5');
+    for (let first = 0; first < g.stripes; first += STRIPES_PER_BATCH) {
+      const last = Math.min(g.stripes - 1, first + STRIPES_PER_BATCH - 1);
+      const slices: BatchChunks = new Array(g.k + g.m).fill(null);
+      const read = async (index: number): Promise<Uint8Array[] | null> => {
+        if (wanted.has(index) || this.failed.has(index)) return null;
+        try {
+          return await readSliceChunks(this.ctx, src, g, index, first, last);
+        } catch (err) {
+          this.sliceFailed(index, err);
+          return null;
+        }
+      };
+      try {
+        await rebuildBatch(this.ctx, g, first, last, slices, wanted, read, this.id);
+      } catch (err) {
+        if (err instanceof TooFewSlices) throw new StoreError(503, 'VOLUME_WRITE_FAILED', `too many slices failed while the object was written: ${err.message}`);
+        throw err;
+      }
+      for (let s = first; s <= last; s++) {
+        for (let i = 0; i < g.k; i++) {
+          const len = dataChunkLength(g, s, i);
+          if (len > 0) md5.update(slices[i]![s - first]!.subarray(0, len));
+        }
+      }
+      yield { first, last, slices };
+    }
+    const got = md5.digest('hex');
+    if (got !== rec.md5) throw new StoreError(500, 'REBUILD_MISMATCH', `the object read back from its slices hashes to ${got}, not to the body's MD5 ${rec.md5}; nothing was stored`);
+  }
+
   /** Write slice `index` from the kept stripes on volume `to`, and commit it. */
   private async rewriteSlice(index: number, to: number): Promise<void> {
     const g = this.geometry;
     // The intent names the new volume before its slice can be committed (boot clean-up finds it).
-    await this.ctx.meta.intents.put(this.id, { id: this.id, path: this.req.path, volumes: [...this.volumes], startedAt: Date.now() });
-    const flushed = this.ctx.meta.root.flushed;
+    const flushed = this.renameIntent();
+    flushed.catch(() => undefined);
     const ref = this.vol(to);
     await ref.request({ type: 'create', objectId: this.id, index, header: sliceHeaderFor(g, this.id, index) });
     for (let s = 0; s < g.stripes; s++) {
@@ -457,6 +591,35 @@ export class ObjectWriter {
       throw err;
     } finally {
       for (const b of kept) shared.give(b.buffer as SharedArrayBuffer);
+    }
+  }
+
+  /**
+   * Beyond the failover window, too few volumes are left to replace the failed slices: write the
+   * object again, read back from the slices this attempt committed, laid out over the writable
+   * volumes that did not fail; this attempt's slices are dropped once the new one is stored.
+   */
+  private async restartFromDisk(): Promise<ObjectRecord> {
+    const failed = new Map(this.failedVolumes);
+    this.ctx.log.warn({ objectId: this.id, path: this.req.path, failed: Object.fromEntries(failed) }, 'PUT: no volume left to replace a failed slice; writing the object again, from its slices on disk, with the layout of the volumes left');
+    let next: ObjectWriter | null = null;
+    try {
+      next = await ObjectWriter.begin(this.ctx, this.req, failed);
+      for await (const { first, last, slices } of this.fromDisk(new Set())) {
+        for (let s = first; s <= last; s++) {
+          for (let i = 0; i < this.geometry.k; i++) {
+            const len = dataChunkLength(this.geometry, s, i);
+            if (len > 0 && !next.push(slices[i]![s - first]!.subarray(0, len))) await next.drained();
+          }
+        }
+      }
+      return await next.finish();
+    } catch (err) {
+      await next?.abort();
+      this.ctx.pendingPaths.delete(this.req.path);
+      throw err;
+    } finally {
+      await this.discard();
     }
   }
 
