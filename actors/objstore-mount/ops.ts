@@ -51,12 +51,23 @@ const MAX_NAME_BYTES = 255;
 const O_ACCMODE = 3;
 const O_TRUNC = 0o1000;
 
-export function mountOps(source: Source, E: Errnos, mountedAt: Date = new Date()): Record<string, (...args: never[]) => void> {
-  const files = new Map<number, ReadAhead>();
-  let nextFd = 1;
+/** The errno (negative) of a failure: its `errno` name (wire.ts), EIO when it has none. */
+function errnoOf(E: Errnos, err: unknown): number {
+  return E[(err as { errno?: keyof Errnos }).errno ?? 'EIO'] ?? E.EIO;
+}
+
+/** The namespace questions, answered as fuse-native's callbacks are (also by the libfuse 3 mount, native-mount.ts). */
+export interface Namespace {
+  getattr(path: string, cb: Cb): void;
+  readdir(path: string, cb: Cb): void;
+  /** `path` opened with `flags`: cb(0, entry) for a readable object, else cb(errno) */
+  resolve(path: string, flags: number, cb: (code: number, entry?: MountEntry) => void): void;
+}
+
+export function mountNamespace(source: Omit<Source, 'read'>, E: Errnos, mountedAt: Date = new Date()): Namespace {
   const listings = new Map<string, Listing>();
 
-  const errno = (err: unknown): number => E[(err as { errno?: keyof Errnos }).errno ?? 'EIO'] ?? E.EIO;
+  const errno = (err: unknown) => errnoOf(E, err);
   const attr = (e: MountEntry) => {
     if (e.dir) return { mode: 0o40555, size: 0, nlink: 2, uid: 0, gid: 0, mtime: mountedAt, atime: mountedAt, ctime: mountedAt };
     const t = new Date(objectIdTime(e.id!));
@@ -80,9 +91,7 @@ export function mountOps(source: Source, E: Errnos, mountedAt: Date = new Date()
     }
     return (await batch)[n - b * STAT_BATCH] ?? null;
   };
-  const erofs = (...args: unknown[]) => (args[args.length - 1] as Cb)(E.EROFS);
-
-  const ops: Record<string, (...args: never[]) => void> = {
+  return {
     getattr(path: string, cb: Cb) {
       if (Buffer.byteLength(path.slice(path.lastIndexOf('/') + 1)) > MAX_NAME_BYTES) return cb(E.ENAMETOOLONG);
       lookup(path).then((e) => (e ? cb(0, attr(e)) : cb(E.ENOENT)), (err) => cb(errno(err)));
@@ -99,19 +108,31 @@ export function mountOps(source: Source, E: Errnos, mountedAt: Date = new Date()
         (err) => cb(errno(err)),
       );
     },
-    open(path: string, flags: number, cb: Cb) {
+    resolve(path, flags, cb) {
       if ((flags & O_ACCMODE) !== 0 || flags & O_TRUNC) return cb(E.EROFS);
-      lookup(path).then(
-        (e) => {
-          if (!e) return cb(E.ENOENT);
-          if (e.dir) return cb(E.EISDIR);
-          const fd = nextFd++;
-          const id = e.id!;
-          files.set(fd, new ReadAhead((start, length, ahead) => source.read(id, start, length, ahead), e.size!));
-          cb(0, fd);
-        },
-        (err) => cb(errno(err)),
-      );
+      lookup(path).then((e) => (!e ? cb(E.ENOENT) : e.dir ? cb(E.EISDIR) : cb(0, e)), (err) => cb(errno(err)));
+    },
+  };
+}
+
+export function mountOps(source: Source, E: Errnos, mountedAt: Date = new Date()): Record<string, (...args: never[]) => void> {
+  const files = new Map<number, ReadAhead>();
+  let nextFd = 1;
+  const ns = mountNamespace(source, E, mountedAt);
+  const errno = (err: unknown) => errnoOf(E, err);
+  const erofs = (...args: unknown[]) => (args[args.length - 1] as Cb)(E.EROFS);
+
+  const ops: Record<string, (...args: never[]) => void> = {
+    getattr: (path: string, cb: Cb) => ns.getattr(path, cb),
+    readdir: (path: string, cb: Cb) => ns.readdir(path, cb),
+    open(path: string, flags: number, cb: Cb) {
+      ns.resolve(path, flags, (code, e) => {
+        if (code || !e) return cb(code);
+        const fd = nextFd++;
+        const id = e.id!;
+        files.set(fd, new ReadAhead((start, length, ahead) => source.read(id, start, length, ahead), e.size!));
+        cb(0, fd);
+      });
     },
     read(_path: string, fd: number, buf: Buffer, len: number, pos: number, cb: Cb) {
       const file = files.get(fd);
