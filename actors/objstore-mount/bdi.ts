@@ -1,15 +1,16 @@
 /**
- * The kernel's read-ahead for the mount. A FUSE mount has a backing device (bdi) of its own,
- * named by the mount's device number (`/sys/class/bdi/<major>:<minor>`), whose read-ahead starts
- * at what libfuse 2 negotiates: 128 KiB, one request, so a sequential reader has one 128 KiB read
- * in flight at a time and waits a round trip through the FUSE process for each. Raised after the
- * mount, the kernel sends a sequential reader's next requests while the first is answered, and
- * libfuse's threads serve them together (measured in docs/object-store.md "The mount"). Only root
- * may write it; otherwise the mount keeps the kernel's value (the caller says so).
+ * The kernel's read-ahead for the mount served by the libfuse 3 engine (native-mount.ts). A FUSE
+ * mount has a backing device (bdi) of its own, named by the mount's device number
+ * (`/sys/class/bdi/<major>:<minor>`), whose read-ahead starts at 128 KiB. Raised after the mount,
+ * the kernel sends a sequential reader's next requests (1 MiB each with libfuse 3) while the first
+ * is answered, and the program's threads copy them from the windows file in parallel. Not used
+ * with fuse-native: there every request crosses into JavaScript one at a time, and more requests
+ * in flight measured worse (twice the CPU per MiB; docs/object-store.md "The mount"). Only root may
+ * write it; otherwise the mount keeps the kernel's value (the actor logs why).
  */
 import { stat, writeFile } from 'node:fs/promises';
 
-/** The mount's read-ahead: 4 MiB (the kernel sends it as 128 KiB requests, up to 32 in flight). */
+/** The mount's read-ahead: 4 MiB (four 1 MiB requests in flight). */
 export const READ_AHEAD_KB = 4096;
 
 /** `major:minor` of a Linux dev_t as Node gives it (glibc's encoding). */

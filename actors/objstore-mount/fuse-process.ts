@@ -98,7 +98,7 @@ if (args.engine === 'libfuse3') {
     windows: args.windows,
     source,
     fetch: readSlot,
-    readAheadKb: Number(process.env.HOSTD_MOUNT_RA_KB ?? READ_AHEAD_KB),
+    readAheadKb: READ_AHEAD_KB,
     mounted(readAhead) {
       mounted = true;
       tell({ t: 'mounted', readAhead });

@@ -116,7 +116,7 @@ static int broker_gone = 0;
 
 struct window {
   uint64_t start;
-  int state; /* 0 fetching, 1 ready */
+  int state; /* 0 fetching, 1 ready, 2 failed (bytes: the negative errno) */
   uint64_t slot;
   uint32_t bytes;
   int users;   /* requests copying from it now */
@@ -129,9 +129,6 @@ struct file {
   uint64_t size;
   uint64_t last_end;
   struct window *windows;
-  int32_t failed_code; /* the last failed fetch's errno for a window that a reader waits for */
-  uint64_t failed_at;
-  int has_failed;
 };
 
 static void release_slot(struct window *w) {
