@@ -478,7 +478,9 @@ static int erofs_removexattr(const char *a, const char *n) { (void)a, (void)n; r
 static int erofs_fallocate(const char *a, int m, off_t o, off_t l, struct fuse_file_info *fi) { (void)a, (void)m, (void)o, (void)l, (void)fi; return -EROFS; }
 
 static void *op_init(struct fuse_conn_info *conn, struct fuse_config *cfg) {
-  (void)conn;
+  /* No readdirplus: readdir answers names only (a plain `ls` of 100 000 entries asks nothing
+     more), where libfuse's readdirplus would look up every entry (measured: ls -1 0.6 s -> 3.9 s). */
+  conn->want &= ~(unsigned)(FUSE_CAP_READDIRPLUS | FUSE_CAP_READDIRPLUS_AUTO);
   /* A path may be deleted and stored again as another object: attributes are kept 1 s only (as the fuse-native mount). */
   cfg->attr_timeout = 1;
   cfg->entry_timeout = 1;
