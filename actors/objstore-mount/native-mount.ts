@@ -11,9 +11,9 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { constants } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { setReadAhead } from './bdi.js';
-import { mountNamespace, type Errnos, type Source } from './ops.js';
+import { mountNamespace, type Attr, type Errnos, type Source } from './ops.js';
 import { AHEAD, WINDOW, type Window } from './read-ahead.js';
-import { answer, attrBody, fetchBody, FrameReader, namesBody, OP, openBody, type Frame } from './native-wire.js';
+import { answer, attrBody, fetchBody, FrameReader, hintsBody, MAX_HINTS, namesBody, OP, openBody, type Frame } from './native-wire.js';
 
 /** The program, as `npm run build` makes it (build:native); absent: the mount uses fuse-native. */
 export const NATIVE_FUSE = fileURLToPath(new URL('../../../native/objstore-fuse/build/objstore-fuse', import.meta.url));
@@ -72,7 +72,7 @@ export function startNativeMount(o: NativeMountOptions): { stop(): void } {
         if (o.readAheadKb <= 0) return o.mounted();
         return void setReadAhead(o.path, o.readAheadKb).then(() => o.mounted(), (err: Error) => o.mounted(err.message));
       case OP.GETATTR:
-        return ns.getattr(f.path, (code, a) => send(code ? answer(f.n, code) : answer(f.n, 0, attrBody(a as Parameters<typeof attrBody>[0]))));
+        return ns.getattr(f.path, (code, a) => send(code ? answer(f.n, code) : answer(f.n, 0, Buffer.concat([attrBody(a as Attr), hintsBody(ns.following(f.path, MAX_HINTS))]))));
       case OP.READDIR:
         return ns.readdir(f.path, (code, names) => send(code ? answer(f.n, code) : answer(f.n, 0, namesBody(names as string[]))));
       case OP.OPEN:

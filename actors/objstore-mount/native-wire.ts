@@ -7,7 +7,9 @@
  *
  *   op        the file system's body                  the broker's answer body (code 0)
  *   MOUNTED   -                                       (none: no answer)
- *   GETATTR   path                                    u32 mode, u32 nlink, u64 size, f64 mtime (ms)
+ *   GETATTR   path                                    attr: u32 mode, u32 nlink, u64 size, f64 mtime (ms);
+ *                                                     then hints: the next entries of a listed container,
+ *                                                     each u16 name length, name, attr (what ls -l asks next)
  *   READDIR   path                                    names, each ended by a NUL
  *   OPEN      u32 flags, path                         u64 size, object id
  *   FETCH     u64 start, u32 length, u8 ahead, id     u64 slot offset, u32 bytes (code -EAGAIN: a fetch ahead declined)
@@ -71,6 +73,20 @@ export function answer(n: number, code: number, body: Buffer = Buffer.alloc(0)):
   head.writeUInt32LE(n, 4);
   head.writeInt32LE(code, 8);
   return Buffer.concat([head, body]);
+}
+
+/** Hints after a GETATTR's attr: at most this many (one answer then serves `ls -l` for them). */
+export const MAX_HINTS = 512;
+
+export function hintsBody(hints: Array<{ name: string; attr: Parameters<typeof attrBody>[0] }>): Buffer {
+  return Buffer.concat(
+    hints.slice(0, MAX_HINTS).flatMap(({ name, attr }) => {
+      const n = Buffer.from(name, 'utf8');
+      const len = Buffer.alloc(2);
+      len.writeUInt16LE(n.length, 0);
+      return [len, n, attrBody(attr)];
+    }),
+  );
 }
 
 export function attrBody(a: { mode: number; nlink: number; size: number; mtime: Date }): Buffer {
