@@ -172,6 +172,25 @@ test.serial('cat, cp and sha256sum give every object its bytes (0 B, 1 B, chunk 
   t.is(small.stdout, 'leaf\n');
 });
 
+test.serial('ls -l of a container: every entry its exact size and time (the attributes a listing carries), no other container\'s', async (t) => {
+  const { mnt } = t.context;
+  const long = await run('ls', ['-ln', '--time-style=+%s', join(mnt, 'mnt/sizes')]);
+  t.is(long.code, 0, long.stderr);
+  const rows = long.stdout.trim().split('\n').slice(1).map((l) => l.split(/\s+/));
+  t.is(rows.length, 6);
+  for (const r of rows) {
+    const o = obj(t, `/mnt/sizes/${r[6]}`);
+    t.is(r[0], '-r--r--r--', r.join(' '));
+    t.is(Number(r[4]), o.body.length, r.join(' '));
+    t.is(Number(r[5]), Math.floor(objectIdTime(o.id) / 1000), r.join(' '));
+  }
+  // Right after, a file of another container and the container itself are their own, not a neighbour's.
+  const top = obj(t, '/other/top.bin');
+  t.is(statSync(join(mnt, top.path)).size, top.body.length);
+  t.true(statSync(join(mnt, 'mnt/sizes')).isDirectory());
+  t.is(statSync(join(mnt, 'mnt/sizes/stripes')).size, obj(t, '/mnt/sizes/stripes').body.length);
+});
+
 test.serial('random-offset reads equal the object bytes; a read past the end gives nothing', async (t) => {
   const o = obj(t, '/mnt/big');
   const fd = openSync(join(t.context.mnt, o.path), 'r');
