@@ -12,7 +12,7 @@
  * LMDB before the store starts (a listing reads nothing else; 100 000 PUTs would take the bench
  * minutes of disk work that measure PUT, not ls): their bytes are never read.
  *
- *   npm run bench:objstore-mount [-- --rounds 3 --objects 3 --object-mib 256 --listed 100000]
+ *   npm run bench:objstore-mount [-- --rounds 3 --objects 3 --object-mib 256 --listed 100000 --engine libfuse3|fuse-native]
  *   (--listed 0: the reads only, no listing)
  */
 import '../workers/threadpool.js';
@@ -27,7 +27,7 @@ import { openEnvironment } from '../runtime/checkpoint/store.js';
 import { Metadata } from '../actors/objstore/metadata.js';
 import type { ObjstoreProtocol } from '../actors/objstore/messages.js';
 import { mountArgs, objstoreArgs, objstoreSupervisor, schedulerArgs } from '../actors/objstore/service.js';
-import { MOUNT_ID, type MountProtocol } from '../actors/objstore-mount/messages.js';
+import { MOUNT_ID, type MountEngine, type MountProtocol } from '../actors/objstore-mount/messages.js';
 import { newObjectId } from '../protocols/objstore/object-id.js';
 import { FileScope } from '../test/helpers/scope.js';
 import { withLoopDevices } from '../test/helpers/loop.js';
@@ -40,12 +40,15 @@ const { values: opt } = parseArgs({
     objects: { type: 'string', default: '3' },
     'object-mib': { type: 'string', default: '256' },
     listed: { type: 'string', default: '100000' },
+    engine: { type: 'string' },
   },
 });
 const ROUNDS = Number(opt.rounds);
 const OBJECTS = Number(opt.objects);
 const OBJECT_BYTES = Number(opt['object-mib']) * 1024 * 1024;
 const LISTED = Number(opt.listed);
+if (opt.engine !== undefined && opt.engine !== 'libfuse3' && opt.engine !== 'fuse-native') throw new Error(`--engine is libfuse3 or fuse-native, not ${opt.engine}`);
+const ENGINE = opt.engine as MountEngine | undefined;
 
 function run(cmd: string, args: string[]): Promise<string> {
   return new Promise((resolve, reject) => execFile(cmd, args, { maxBuffer: 256 << 20 }, (err, out, stderr) => (err ? reject(new Error(`${cmd}: ${stderr || err.message}`)) : resolve(out))));
@@ -64,6 +67,8 @@ function statCpuMs(file: string): number {
  */
 function cpuMs(fusePid: number): number {
   let ms = statCpuMs(`/proc/${fusePid}/stat`);
+  // the libfuse 3 engine's program (native/objstore-fuse), a child of the FUSE process
+  for (const child of readFileSync(`/proc/${fusePid}/task/${fusePid}/children`, 'utf8').split(' ').filter(Boolean)) ms += statCpuMs(`/proc/${child}/stat`);
   for (const tid of readdirSync('/proc/self/task')) if (Number(tid) !== process.pid) ms += statCpuMs(`/proc/self/task/${tid}/stat`);
   return ms;
 }
@@ -113,7 +118,7 @@ try {
   system = await ActorSystem.start({ stateDir, logLevel: 'warn' });
   if (LISTED > 0) await seedListing(stateDir, LISTED);
   const values = { ioTimeoutMs: 10_000, bodyIdleTimeoutMs: 30_000, maxObjectBytes: 1024 ** 4, scrubIntervalDays: 0, mountPath: mnt };
-  await system.start(objstoreSupervisor(objstoreArgs(stateDir, values, 0, '127.0.0.1'), schedulerArgs(stateDir, values), mountArgs(values)));
+  await system.start(objstoreSupervisor(objstoreArgs(stateDir, values, 0, '127.0.0.1'), schedulerArgs(stateDir, values), { ...mountArgs(values), engine: ENGINE }));
   const { port } = await system.ref<ObjstoreProtocol>('objstore').request({ type: 'info' });
   const url = `http://127.0.0.1:${port}`;
   for (const d of devices) {
@@ -179,7 +184,7 @@ try {
 
   const fuse = median(fuseRates);
   const get = median(getRates);
-  console.log(`objstore mount bench: ${OBJECTS} objects of ${mib} MiB, ${ROUNDS} rounds; a container of ${LISTED} objects`);
+  console.log(`objstore mount bench (${status.engine}): ${OBJECTS} objects of ${mib} MiB, ${ROUNDS} rounds; a container of ${LISTED} objects`);
   console.log(
     renderTable(
       ['scenario', 'median', 'unit', 'min', 'max'],
@@ -199,7 +204,7 @@ try {
       ],
     ),
   );
-  console.log(JSON.stringify({ bench: 'objstore-mount', objects: OBJECTS, objectMiB: mib, rounds: ROUNDS, fuseMiBs: fuse, getMiBs: get, ratio: fuse / get, fuseCpuMsPerMiB: median(fuseCpu), getCpuMsPerMiB: median(getCpu), listed: LISTED, lsNamesMs: median(lsNames), lsLongMs: median(lsLong), lsParentMs: median(lsParent) }));
+  console.log(JSON.stringify({ bench: 'objstore-mount', engine: status.engine, objects: OBJECTS, objectMiB: mib, rounds: ROUNDS, fuseMiBs: fuse, getMiBs: get, ratio: fuse / get, fuseCpuMsPerMiB: median(fuseCpu), getCpuMsPerMiB: median(getCpu), listed: LISTED, lsNamesMs: median(lsNames), lsLongMs: median(lsLong), lsParentMs: median(lsParent) }));
 } finally {
   await system?.shutdown().catch(() => undefined);
   await scope.run();

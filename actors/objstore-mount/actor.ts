@@ -18,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { defineActor, refusalOf, ActorError, type ActorContext, type ActorRef } from '../../runtime/index.js';
 import type { ObjstoreProtocol } from '../objstore/messages.js';
 import type { MountArgs, MountProtocol, MountStatus } from './messages.js';
+import { nativeFuseBuilt } from './native-mount.js';
 import { fusermountUnmount, mountPointState } from './stale.js';
 import { createWindowFile, removeWindowFile, sweepWindowFiles } from './window-file.js';
 import type { FromFuse, FuseProcessArgs, Question, ToFuse } from './wire.js';
@@ -39,7 +40,7 @@ export class Mount {
   private retryMs = FIRST_RETRY_MS;
 
   constructor(private readonly ctx: ActorContext<null, MountArgs>) {
-    this.status = { path: ctx.args.path, mounted: false, pid: null, mounts: 0, lastError: null };
+    this.status = { path: ctx.args.path, mounted: false, pid: null, engine: ctx.args.engine ?? (nativeFuseBuilt() ? 'libfuse3' : 'fuse-native'), mounts: 0, lastError: null };
   }
 
   /** Clear a stale mount, start the FUSE process, wait until it has mounted; a failure schedules a retry. */
@@ -73,7 +74,7 @@ export class Mount {
     const swept = sweepWindowFiles();
     if (swept.length) this.ctx.log.warn({ swept }, `removed ${swept.length} windows file(s) of a killed daemon from shared memory`);
     const windows = createWindowFile();
-    const args: FuseProcessArgs = { path: this.ctx.args.path, opTimeoutMs: this.ctx.args.ioTimeoutMs * 2 + 10_000, windows };
+    const args: FuseProcessArgs = { path: this.ctx.args.path, opTimeoutMs: this.ctx.args.ioTimeoutMs * 2 + 10_000, windows, engine: this.status.engine };
     const child = fork(FUSE_PROCESS, [JSON.stringify(args)], { serialization: 'advanced', execArgv: ['--enable-source-maps'], stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
     this.child = child;
     for (const ev of ['exit', 'error'] as const) child.once(ev, () => removeWindowFile(windows));
@@ -91,13 +92,14 @@ export class Mount {
       child.on('message', (m: FromFuse) => {
         if (m.t === 'ask') return void this.answer(child, windows, m);
         if (m.t === 'failed') return reject(new Error(`mounting ${args.path} failed: ${m.message}`));
+        if (m.readAhead) this.ctx.log.warn({ path: args.path, err: m.readAhead }, `the mount's read-ahead is the kernel's (sequential reads are slower): ${m.readAhead}`);
         clearTimeout(deadline);
         mounted = true;
         this.status.mounted = true;
         this.status.pid = child.pid ?? null;
         this.status.mounts++;
         this.status.lastError = null;
-        this.ctx.log.info({ path: args.path, pid: child.pid }, `read-only mount served at ${args.path}`);
+        this.ctx.log.info({ path: args.path, pid: child.pid, engine: args.engine }, `read-only mount served at ${args.path} (${args.engine})`);
         resolve();
       });
       child.on('error', (err) => reject(err));

@@ -19,13 +19,20 @@ export interface MountArgs {
   store: string;
   /** the store's disk timeout: a mount read may take twice that (a slice read, then the parity) */
   ioTimeoutMs: number;
+  /** which file system serves the mount (fuse-process.ts); default: 'libfuse3' when native/objstore-fuse is built */
+  engine?: MountEngine;
 }
+
+/** 'libfuse3': native/objstore-fuse, reads answered in C; 'fuse-native': libfuse 2, reads through JavaScript (the fallback). */
+export type MountEngine = 'libfuse3' | 'fuse-native';
 
 export interface MountStatus {
   path: string;
   mounted: boolean;
   /** the FUSE process serving it */
   pid: number | null;
+  /** the file system serving it */
+  engine: MountEngine;
   /** mounts made by this instance (a remount after the FUSE process died counts) */
   mounts: number;
   /** why the last mount attempt failed or the mount went away */

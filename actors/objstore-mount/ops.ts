@@ -43,6 +43,8 @@ interface Listing {
   index: Map<string, number>;
   /** batches of entries' attributes, asked for on the first getattr that needs one */
   batches: Map<number, Promise<Array<MountEntry | null>>>;
+  /** the batches that have arrived */
+  resolved: Map<number, Array<MountEntry | null>>;
 }
 
 /** Longest name of an object path segment (protocols/objstore/paths.ts): a longer one is ENAMETOOLONG, as on a disk file system. */
@@ -51,13 +53,36 @@ const MAX_NAME_BYTES = 255;
 const O_ACCMODE = 3;
 const O_TRUNC = 0o1000;
 
-export function mountOps(source: Source, E: Errnos, mountedAt: Date = new Date()): Record<string, (...args: never[]) => void> {
-  const files = new Map<number, ReadAhead>();
-  let nextFd = 1;
+/** The errno (negative) of a failure: its `errno` name (wire.ts), EIO when it has none. */
+function errnoOf(E: Errnos, err: unknown): number {
+  return E[(err as { errno?: keyof Errnos }).errno ?? 'EIO'] ?? E.EIO;
+}
+
+/** The namespace questions, answered as fuse-native's callbacks are (also by the libfuse 3 mount, native-mount.ts). */
+export interface Namespace {
+  getattr(path: string, cb: Cb): void;
+  readdir(path: string, cb: Cb): void;
+  /** `path` opened with `flags`: cb(0, entry) for a readable object, else cb(errno) */
+  resolve(path: string, flags: number, cb: (code: number, entry?: MountEntry) => void): void;
+  /**
+   * The attributes of up to `k` entries after `path` in its container's listing, those already
+   * here (a listed container's batch that has arrived): what `ls -l` asks for next.
+   */
+  following(path: string, k: number): Array<{ name: string; attr: Attr }>;
+}
+
+export interface Attr {
+  mode: number;
+  size: number;
+  nlink: number;
+  mtime: Date;
+}
+
+export function mountNamespace(source: Omit<Source, 'read'>, E: Errnos, mountedAt: Date = new Date()): Namespace {
   const listings = new Map<string, Listing>();
 
-  const errno = (err: unknown): number => E[(err as { errno?: keyof Errnos }).errno ?? 'EIO'] ?? E.EIO;
-  const attr = (e: MountEntry) => {
+  const errno = (err: unknown) => errnoOf(E, err);
+  const attr = (e: MountEntry): Attr & Record<string, unknown> => {
     if (e.dir) return { mode: 0o40555, size: 0, nlink: 2, uid: 0, gid: 0, mtime: mountedAt, atime: mountedAt, ctime: mountedAt };
     const t = new Date(objectIdTime(e.id!));
     return { mode: 0o100444, size: e.size!, nlink: 1, uid: 0, gid: 0, blksize: 4096, blocks: Math.ceil(e.size! / 512), mtime: t, atime: t, ctime: t };
@@ -76,13 +101,11 @@ export function mountOps(source: Source, E: Errnos, mountedAt: Date = new Date()
     if (!batch) {
       batch = source.statMany(container, l.listing.names.slice(b * STAT_BATCH, (b + 1) * STAT_BATCH));
       l.batches.set(b, batch);
-      batch.catch(() => l.batches.delete(b));
+      batch.then((entries) => l.resolved.set(b, entries), () => l.batches.delete(b));
     }
     return (await batch)[n - b * STAT_BATCH] ?? null;
   };
-  const erofs = (...args: unknown[]) => (args[args.length - 1] as Cb)(E.EROFS);
-
-  const ops: Record<string, (...args: never[]) => void> = {
+  return {
     getattr(path: string, cb: Cb) {
       if (Buffer.byteLength(path.slice(path.lastIndexOf('/') + 1)) > MAX_NAME_BYTES) return cb(E.ENAMETOOLONG);
       lookup(path).then((e) => (e ? cb(0, attr(e)) : cb(E.ENOENT)), (err) => cb(errno(err)));
@@ -92,26 +115,56 @@ export function mountOps(source: Source, E: Errnos, mountedAt: Date = new Date()
         (listing) => {
           if (!listing) return cb(E.ENOENT);
           listings.delete(path);
-          listings.set(path, { at: Date.now(), listing, index: new Map(listing.names.map((name, n) => [name, n])), batches: new Map() });
+          listings.set(path, { at: Date.now(), listing, index: new Map(listing.names.map((name, n) => [name, n])), batches: new Map(), resolved: new Map() });
           if (listings.size > LISTINGS_KEPT) listings.delete(listings.keys().next().value!);
           cb(0, listing.names);
         },
         (err) => cb(errno(err)),
       );
     },
-    open(path: string, flags: number, cb: Cb) {
+    resolve(path, flags, cb) {
       if ((flags & O_ACCMODE) !== 0 || flags & O_TRUNC) return cb(E.EROFS);
-      lookup(path).then(
-        (e) => {
-          if (!e) return cb(E.ENOENT);
-          if (e.dir) return cb(E.EISDIR);
-          const fd = nextFd++;
-          const id = e.id!;
-          files.set(fd, new ReadAhead((start, length, ahead) => source.read(id, start, length, ahead), e.size!));
-          cb(0, fd);
-        },
-        (err) => cb(errno(err)),
-      );
+      lookup(path).then((e) => (!e ? cb(E.ENOENT) : e.dir ? cb(E.EISDIR) : cb(0, e)), (err) => cb(errno(err)));
+    },
+    following(path, k) {
+      const i = path.lastIndexOf('/');
+      const l = listings.get(i === 0 ? '/' : path.slice(0, i));
+      const n = l && Date.now() - l.at < LISTING_TTL_MS ? l.index.get(path.slice(i + 1)) : undefined;
+      if (l === undefined || n === undefined) return [];
+      const out: Array<{ name: string; attr: Attr }> = [];
+      for (let m = n + 1; m < Math.min(l.listing.names.length, n + 1 + k); m++) {
+        const name = l.listing.names[m]!;
+        if (l.listing.dir[m]) {
+          out.push({ name, attr: attr({ name, dir: true }) });
+          continue;
+        }
+        const e = l.resolved.get(Math.floor(m / STAT_BATCH))?.[m % STAT_BATCH];
+        if (e === undefined) break;
+        if (e) out.push({ name, attr: attr(e) });
+      }
+      return out;
+    },
+  };
+}
+
+export function mountOps(source: Source, E: Errnos, mountedAt: Date = new Date()): Record<string, (...args: never[]) => void> {
+  const files = new Map<number, ReadAhead>();
+  let nextFd = 1;
+  const ns = mountNamespace(source, E, mountedAt);
+  const errno = (err: unknown) => errnoOf(E, err);
+  const erofs = (...args: unknown[]) => (args[args.length - 1] as Cb)(E.EROFS);
+
+  const ops: Record<string, (...args: never[]) => void> = {
+    getattr: (path: string, cb: Cb) => ns.getattr(path, cb),
+    readdir: (path: string, cb: Cb) => ns.readdir(path, cb),
+    open(path: string, flags: number, cb: Cb) {
+      ns.resolve(path, flags, (code, e) => {
+        if (code || !e) return cb(code);
+        const fd = nextFd++;
+        const id = e.id!;
+        files.set(fd, new ReadAhead((start, length, ahead) => source.read(id, start, length, ahead), e.size!));
+        cb(0, fd);
+      });
     },
     read(_path: string, fd: number, buf: Buffer, len: number, pos: number, cb: Cb) {
       const file = files.get(fd);

@@ -5,6 +5,7 @@
  * answer says how many bytes it wrote. One declaration for both sides.
  */
 import type { MountEntry, MountListing } from '../objstore/messages.js';
+import type { MountEngine } from './messages.js';
 
 export type Question =
   | { op: 'stat'; path: string }
@@ -14,8 +15,8 @@ export type Question =
   | { op: 'read'; id: string; start: number; length: number; offset: number };
 
 export type FromFuse =
-  /** mounted: serving */
-  | { t: 'mounted' }
+  /** mounted: serving; `readAhead`: why the kernel's read-ahead could not be raised (bdi.ts), if it could not */
+  | { t: 'mounted'; readAhead?: string }
   /** the mount failed; the process exits */
   | { t: 'failed'; message: string }
   | ({ t: 'ask'; n: number } & Question);
@@ -33,4 +34,5 @@ export interface FuseProcessArgs {
   opTimeoutMs: number;
   /** the windows file (window-file.ts), made by the actor */
   windows: string;
+  engine: MountEngine;
 }

@@ -12,7 +12,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,6 +25,7 @@ import { MOUNT_ID, MOUNT_PATH, type MountProtocol } from '../../actors/objstore-
 import { objectIdTime } from '../../protocols/objstore/object-id.js';
 import { DEFAULT_CHUNK_SIZE } from '../../protocols/objstore/layout.js';
 import { mountPointState } from '../../actors/objstore-mount/stale.js';
+import { NATIVE_FUSE, nativeFuseBuilt } from '../../actors/objstore-mount/native-mount.js';
 import type { ObjstoreProtocol } from '../../actors/objstore/messages.js';
 import { refusalOf } from '../../runtime/index.js';
 
@@ -111,6 +112,9 @@ test.serial('the start cleared the stale mount and serves the store at the mount
   t.true(status.mounted);
   t.is(status.mounts, 1);
   t.is(status.path, t.context.mnt);
+  // npm run build makes native/objstore-fuse (Debian libfuse3-dev): the mount is served by it.
+  t.true(nativeFuseBuilt(), `${NATIVE_FUSE} is built`);
+  t.is(status.engine, 'libfuse3');
   t.is(await mountPointState(t.context.mnt), 'live');
   const line = readFileSync('/proc/self/mountinfo', 'utf8').split('\n').find((l) => l.split(' ')[4] === t.context.mnt)!;
   t.regex(line, / - fuse\.objstore objstore /);
@@ -166,6 +170,25 @@ test.serial('cat, cp and sha256sum give every object its bytes (0 B, 1 B, chunk 
   t.is(Buffer.from(cat.stdout, 'latin1').byteLength, cat.stdout.length);
   const small = await run('cat', [join(mnt, 'mnt/deep/a/b/leaf.txt')]);
   t.is(small.stdout, 'leaf\n');
+});
+
+test.serial('ls -l of a container: every entry its exact size and time (the attributes a listing carries), no other container\'s', async (t) => {
+  const { mnt } = t.context;
+  const long = await run('ls', ['-ln', '--time-style=+%s', join(mnt, 'mnt/sizes')]);
+  t.is(long.code, 0, long.stderr);
+  const rows = long.stdout.trim().split('\n').slice(1).map((l) => l.split(/\s+/));
+  t.is(rows.length, 6);
+  for (const r of rows) {
+    const o = obj(t, `/mnt/sizes/${r[6]}`);
+    t.is(r[0], '-r--r--r--', r.join(' '));
+    t.is(Number(r[4]), o.body.length, r.join(' '));
+    t.is(Number(r[5]), Math.floor(objectIdTime(o.id) / 1000), r.join(' '));
+  }
+  // Right after, a file of another container and the container itself are their own, not a neighbour's.
+  const top = obj(t, '/other/top.bin');
+  t.is(statSync(join(mnt, top.path)).size, top.body.length);
+  t.true(statSync(join(mnt, 'mnt/sizes')).isDirectory());
+  t.is(statSync(join(mnt, 'mnt/sizes/stripes')).size, obj(t, '/mnt/sizes/stripes').body.length);
 });
 
 test.serial('random-offset reads equal the object bytes; a read past the end gives nothing', async (t) => {
@@ -303,6 +326,9 @@ test.serial('mountRead writes into a mount windows file only: any other path or 
 test.serial('the FUSE process killed: the actor clears the stale mount and mounts again', async (t) => {
   const ref = t.context.store.system.ref<MountProtocol>(MOUNT_ID);
   const before = await ref.request({ type: 'status' });
+  // The libfuse 3 program, a child of the FUSE process: it sees its stdin close and unmounts.
+  const program = Number(readFileSync(`/proc/${before.pid}/task/${before.pid}/children`, 'utf8').trim().split(' ')[0]);
+  t.true(readFileSync(`/proc/${program}/cmdline`, 'utf8').startsWith(NATIVE_FUSE), 'the program serves the mount');
   process.kill(before.pid!, 'SIGKILL');
   const deadline = Date.now() + 20_000;
   let now = before;
@@ -314,11 +340,13 @@ test.serial('the FUSE process killed: the actor clears the stale mount and mount
   t.true(now.mounted, JSON.stringify(now));
   t.is(now.mounts, before.mounts + 1);
   t.not(now.pid, before.pid);
+  for (let i = 0; i < 50 && existsSync(`/proc/${program}`); i++) await new Promise((r) => setTimeout(r, 100));
+  t.false(existsSync(`/proc/${program}`), 'the old program exited, not left serving');
   const o = obj(t, '/mnt/sizes/stripes');
   t.is(sha256(readFileSync(join(t.context.mnt, o.path))), sha256(o.body));
 });
 
-test.serial('the mount actor stopped: the FUSE process unmounts and exits; a new instance mounts afresh', async (t) => {
+test.serial('the mount actor stopped: the FUSE process unmounts and exits; a new instance mounts afresh (the fuse-native fallback)', async (t) => {
   const { store, mnt } = t.context;
   const before = await store.system.ref<MountProtocol>(MOUNT_ID).request({ type: 'status' });
   await store.system.stopChild(MOUNT_ID);
@@ -328,11 +356,18 @@ test.serial('the mount actor stopped: the FUSE process unmounts and exits; a new
   t.deepEqual(readdirSync(shm).filter((n) => n.startsWith(`hostd-mount-${process.pid}-`)), [], 'its windows file is removed');
   await store.system.start({
     id: 'test.mount.again',
-    children: [{ id: MOUNT_ID, module: MOUNT_MODULE, args: mountArgs({ mountPath: mnt, ioTimeoutMs: 3000 }), placement: { mode: 'dedicated' } }],
+    // fuse-native (libfuse 2), the engine used where native/objstore-fuse is not built
+    children: [{ id: MOUNT_ID, module: MOUNT_MODULE, args: { ...mountArgs({ mountPath: mnt, ioTimeoutMs: 3000 }), engine: 'fuse-native' }, placement: { mode: 'dedicated' } }],
   });
   const now = await store.system.ref<MountProtocol>(MOUNT_ID).request({ type: 'status' });
   t.true(now.mounted);
   t.is(now.mounts, 1);
+  t.is(now.engine, 'fuse-native');
+  t.is(readFileSync(`/proc/${now.pid}/task/${now.pid}/children`, 'utf8').trim(), '', 'no program: fuse-native serves in the FUSE process');
+  const err = await writeFile(join(mnt, 'mnt/new.txt'), 'x').catch((e: NodeJS.ErrnoException) => e);
+  t.is((err as NodeJS.ErrnoException | undefined)?.code, 'EROFS');
+  const big = obj(t, '/mnt/big');
+  t.is(sha256(await readFile(join(mnt, big.path))), sha256(big.body), 'a read over many windows, through fuse-native');
   // Async: a new actor's first message to the store is routed through this (the main) thread,
   // which a synchronous read of the mount would block (a test artifact: the daemon's main thread
   // never reads the mount).
