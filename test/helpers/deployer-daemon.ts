@@ -24,9 +24,17 @@ export async function daemon(t: ExecutionContext | null, stateDir: string, port:
   const proc = spawn(process.execPath, [MAIN, 'daemon', '--services', 'deployer', '--state-dir', stateDir, '--metrics-port', String(metricsPort), '--deployer-port', String(port), '--log-level', 'warn'], {
     env: { ...process.env, DEPLOYER_ADMIN_TOKEN: token, ...env },
     stdio: 'ignore',
+    // A process group of its own: the teardown kills the daemon and the git processes it started
+    // (a git still writing into the state directory made the directory's removal fail, ENOTEMPTY).
+    detached: true,
   });
-  t?.teardown(() => {
-    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+  t?.teardown(async () => {
+    try {
+      process.kill(-proc.pid!, 'SIGKILL');
+    } catch {
+      // the group is gone already
+    }
+    await exited(proc);
   });
   // up to 30 s: a loaded 2-core machine (other tests, dockerd) can take that long to start a daemon
   for (let i = 0; i < 600; i++) {
