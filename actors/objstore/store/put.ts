@@ -16,12 +16,11 @@
  * stripes, or read back from its slices on disk) with the layout of the volumes left
  * (writeLayout: never without parity on a fleet of several volumes, refused below two).
  */
-import { createHash } from 'node:crypto';
 import { randomBytes } from 'node:crypto';
 import type { ObjectRecord } from '../../../protocols/objstore/headers.js';
-import { chunkSizeFor, pickVolumes, placeSlices, writeLayout } from '../../../protocols/objstore/layout.js';
+import { chunkSizeFor, placeSlices, writeLayout } from '../../../protocols/objstore/layout.js';
 import { newObjectId } from '../../../protocols/objstore/object-id.js';
-import { dataChunkLength, geometry, parityChunkLength, sliceHeaderFor, sliceSize, type Geometry } from '../../../protocols/objstore/stripes.js';
+import { dataChunkLength, geometry, parityChunkLength, sliceHeaderFor, type Geometry } from '../../../protocols/objstore/stripes.js';
 import { ActorError, refusalOf, type ActorRef } from '../../../runtime/index.js';
 import type { VolumeProtocol } from '../../volume/messages.js';
 import type { StripeCoderProtocol } from '../../stripe-coder/messages.js';
@@ -30,8 +29,7 @@ import { errorCode, StoreError, type StoreContext } from './context.js';
 import { removeSlices } from './remove.js';
 import { writeSliceRecords } from './slice-records.js';
 import { conflictError, gone, noWritableVolume, suspectsOf, tooFewWritable } from './put-refusals.js';
-import { readSliceChunks } from './get.js';
-import { rebuildBatch, TooFewSlices, type BatchChunks } from './stripe-rebuild.js';
+import { failover, rebuildFailed, readBack, type FailedSlice, type FailingWrite } from './put-failover.js';
 
 export { conflictError };
 
@@ -51,14 +49,6 @@ const shared = new BufferPool<SharedArrayBuffer>({ shared: true });
  */
 export const FAILOVER_WINDOW_BYTES = 64 * 1024 * 1024;
 
-/** Stripes read back from disk at once when a large PUT rebuilds a failed slice (as moves do). */
-const STRIPES_PER_BATCH = 8;
-
-/** A slice that failed on its volume: rewritten elsewhere at the end of the PUT. */
-interface FailedSlice {
-  volume: number;
-  err: unknown;
-}
 
 export interface PutRequest {
   path: string;
@@ -78,20 +68,20 @@ interface Encoded {
   shard: number;
 }
 
-export class ObjectWriter {
+export class ObjectWriter implements FailingWrite {
   readonly id: string;
   /** The object's stripes: k, m, chunk size (protocols/objstore/stripes.ts). */
   readonly geometry: Geometry;
-  private readonly ctx: StoreContext;
-  private readonly req: PutRequest;
+  readonly ctx: StoreContext;
+  readonly req: PutRequest;
   /** The volume of each slice (a failed slice's replaces its failed one). */
-  private readonly volumes: number[];
+  readonly volumes: number[];
   /** The body's stripes as received, kept until the end when the object fits the failover window. */
-  private readonly kept: Uint8Array[] | null;
+  readonly kept: Uint8Array[] | null;
   /** Slices whose volume failed (index → the volume and its error): rewritten elsewhere by finish. */
-  private readonly failed = new Map<number, FailedSlice>();
+  readonly failed = new Map<number, FailedSlice>();
   /** Volumes that failed during this PUT, with why. */
-  private readonly failedVolumes = new Map<number, string>();
+  readonly failedVolumes = new Map<number, string>();
   /** MD5 and parity of the stripes, in order, on another thread. */
   private readonly coder: ActorRef<StripeCoderProtocol>;
   private stripe: Uint8Array;
@@ -110,8 +100,8 @@ export class ObjectWriter {
   private intentDurable: Promise<unknown> = Promise.resolve();
   private intentFlushed = false;
   /** Slices committed with their last append (the intent was durable when it was sent). */
-  private readonly committed = new Set<number>();
-  private rec: ObjectRecord | null = null;
+  readonly committed = new Set<number>();
+  rec: ObjectRecord | null = null;
 
   private constructor(ctx: StoreContext, req: PutRequest, id: string, g: Geometry, volumes: number[]) {
     this.ctx = ctx;
@@ -260,13 +250,13 @@ export class ObjectWriter {
       // Within the window, from the kept stripes before the others commit; beyond it, rebuilt from
       // the others once they are committed (a volume reads only committed slices).
       do {
-        if (this.failed.size && this.kept && !(await this.failover())) {
+        if (this.failed.size && this.kept && !(await failover(this))) {
           this.ctx.meta.dropAhead(logged);
           return await this.restart();
         }
         await Promise.all(this.volumes.map((_, index) => (this.committed.has(index) || this.failed.has(index) ? null : this.commitSlice(index))));
         if (this.failure) throw this.failure;
-        if (this.failed.size && !this.kept && !(await this.rebuildFailed())) {
+        if (this.failed.size && !this.kept && !(await rebuildFailed(this))) {
           this.ctx.meta.dropAhead(logged);
           return await this.restartFromDisk();
         }
@@ -339,7 +329,7 @@ export class ObjectWriter {
     }
   }
 
-  private async commitSlice(index: number): Promise<void> {
+  async commitSlice(index: number): Promise<void> {
     const vol = this.volumes[index]!;
     const ref = this.ctx.volume(vol);
     if (!ref) return this.sliceFailed(index, gone(vol));
@@ -356,18 +346,12 @@ export class ObjectWriter {
     for (const b of this.kept.splice(0)) shared.give(b.buffer as SharedArrayBuffer);
   }
 
-  private vol(id: number) {
-    const ref = this.ctx.volume(id);
-    if (!ref) throw gone(id);
-    return ref;
-  }
-
   /**
    * Slice `index` failed on its volume: it is only noted (no more chunks go to it; finish writes
    * it elsewhere), and its volume is left out of new PUTs for a while. Beyond the failover window,
    * a failure that leaves fewer than k slices to rebuild from fails the PUT.
    */
-  private sliceFailed(index: number, err: unknown): void {
+  sliceFailed(index: number, err: unknown): void {
     if (this.failed.has(index)) return;
     if (!this.kept && this.volumes.length - this.failed.size - 1 < this.geometry.k) {
       this.failure ??= err as Error;
@@ -389,187 +373,10 @@ export class ObjectWriter {
     if (ref) void Promise.resolve(ref.request({ type: 'abort', objectId: this.id, index })).then(() => ref.request({ type: 'delete', objectId: this.id, index })).catch(() => undefined);
   }
 
-  /**
-   * Write every failed slice again, from the kept stripes, on a writable volume that holds no
-   * slice of the object and has not failed it (the most free first); a replacement that fails
-   * too is replaced in turn. False when too few such volumes are left (finish restarts the
-   * object with the layout of the volumes left).
-   */
-  private async failover(): Promise<boolean> {
-    while (this.failed.size) {
-      const index = this.failed.keys().next().value as number;
-      const to = this.replacementFor(index);
-      if (to === undefined) return false;
-      const from = this.failed.get(index)!.volume;
-      this.volumes[index] = to;
-      this.failed.delete(index);
-      try {
-        await this.rewriteSlice(index, to);
-        this.ctx.log.info({ objectId: this.id, path: this.req.path, index, from, to }, 'PUT: a failed slice was written again on another volume');
-      } catch (err) {
-        this.sliceFailed(index, err);
-      }
-    }
-    return true;
-  }
-
-  /**
-   * The volume that takes failed slice `index` instead: writable, with room, holding no slice of
-   * the object and not failed by this PUT (the most free first, lately failing volumes last).
-   */
-  private replacementFor(index: number): number | undefined {
-    const need = sliceSize(this.geometry, index) + 1024 * 1024;
-    const holding = new Set(this.volumes);
-    const room = this.ctx.writable().filter((v) => !holding.has(v.id) && !this.failedVolumes.has(v.id) && v.bytesFree > need);
-    const recent = suspectsOf(this.ctx);
-    const fresh = room.filter((v) => !recent.has(v.id));
-    return pickVolumes(fresh.length ? fresh : room, 1)?.[0];
-  }
-
   /** Name the slices' volumes in the intent (boot clean-up finds a new slice); resolves once it is durable. */
-  private async renameIntent(): Promise<void> {
+  async renameIntent(): Promise<void> {
     await this.ctx.meta.intents.put(this.id, { id: this.id, path: this.req.path, volumes: [...this.volumes], startedAt: Date.now() });
     await this.ctx.meta.root.flushed;
-  }
-
-  /**
-   * Beyond the failover window: rebuild every failed slice, in one read of the object's committed
-   * slices, on a replacement volume each, and commit them. False when a failed slice has no
-   * replacement (finish writes the object again with the layout of the volumes left). A
-   * replacement that fails is one more failed slice (finish comes back here).
-   */
-  private async rebuildFailed(): Promise<boolean> {
-    const g = this.geometry;
-    const targets = new Map<number, number>();
-    for (const index of this.failed.keys()) {
-      const to = this.replacementFor(index);
-      if (to === undefined || [...targets.values()].includes(to)) return false;
-      targets.set(index, to);
-    }
-    const wanted = new Set(targets.keys());
-    const from = new Map([...targets.keys()].map((i) => [i, this.volumes[i]!]));
-    for (const [index, to] of targets) {
-      this.volumes[index] = to;
-      this.failed.delete(index);
-    }
-    // The intent names the new volumes before their slices can be committed.
-    const intent = this.renameIntent();
-    intent.catch(() => undefined);
-    const live = new Map<number, ActorRef<VolumeProtocol>>();
-    for (const [index, to] of targets) {
-      try {
-        const ref = this.vol(to);
-        await ref.request({ type: 'create', objectId: this.id, index, header: sliceHeaderFor(g, this.id, index) });
-        live.set(index, ref);
-      } catch (err) {
-        this.sliceFailed(index, err);
-      }
-    }
-    for await (const { first, last, slices } of this.fromDisk(wanted)) {
-      // The batch's appends are all sent at once (a volume takes a slice's messages in the order
-      // they were sent), to every target in parallel.
-      await Promise.all(
-        [...live].map(async ([index, ref]) => {
-          const writes: Array<Promise<unknown>> = [];
-          for (let s = first; s <= last; s++) {
-            const len = index < g.k ? dataChunkLength(g, s, index) : parityChunkLength(g, s);
-            if (len === 0) continue;
-            const chunk = new ArrayBuffer(len);
-            new Uint8Array(chunk).set(slices[index]![s - first]!.subarray(0, len));
-            writes.push(ref.request({ type: 'append', objectId: this.id, index, chunk: s, data: chunk }, { transfer: [chunk] }));
-          }
-          try {
-            await Promise.all(writes);
-          } catch (err) {
-            live.delete(index);
-            this.sliceFailed(index, err);
-          }
-        }),
-      );
-    }
-    await intent;
-    await Promise.all([...live.keys()].map((index) => this.commitSlice(index)));
-    for (const index of live.keys()) {
-      if (this.committed.has(index)) this.ctx.log.info({ objectId: this.id, path: this.req.path, index, from: from.get(index), to: targets.get(index) }, 'PUT: a failed slice was rebuilt from the written ones on another volume');
-    }
-    return true;
-  }
-
-  /**
-   * The object's stripes read back from the slices this PUT committed, batch by batch: every data
-   * slice and the `wanted` ones (never read), rebuilt where a slice is missing. A slice that cannot
-   * be read is one more failed slice. The whole-object MD5 is checked once the last batch is
-   * taken: a rebuild that does not reproduce it fails the PUT before anything more is committed.
-   */
-  private async *fromDisk(wanted: ReadonlySet<number>): AsyncGenerator<{ first: number; last: number; slices: BatchChunks }> {
-    const g = this.geometry;
-    const rec = this.rec!;
-    const src: ObjectRecord = { ...rec, dataVolumes: this.volumes.slice(0, g.k), parityVolumes: this.volumes.slice(g.k) };
-    const md5 = createHash('md5');
-    for (let first = 0; first < g.stripes; first += STRIPES_PER_BATCH) {
-      const last = Math.min(g.stripes - 1, first + STRIPES_PER_BATCH - 1);
-      const slices: BatchChunks = new Array(g.k + g.m).fill(null);
-      const read = async (index: number): Promise<Uint8Array[] | null> => {
-        if (wanted.has(index) || this.failed.has(index)) return null;
-        try {
-          return await readSliceChunks(this.ctx, src, g, index, first, last);
-        } catch (err) {
-          this.sliceFailed(index, err);
-          return null;
-        }
-      };
-      try {
-        await rebuildBatch(this.ctx, g, first, last, slices, wanted, read, this.id);
-      } catch (err) {
-        if (err instanceof TooFewSlices) throw new StoreError(503, 'VOLUME_WRITE_FAILED', `too many slices failed while the object was written: ${err.message}`);
-        throw err;
-      }
-      for (let s = first; s <= last; s++) {
-        for (let i = 0; i < g.k; i++) {
-          const len = dataChunkLength(g, s, i);
-          if (len > 0) md5.update(slices[i]![s - first]!.subarray(0, len));
-        }
-      }
-      yield { first, last, slices };
-    }
-    const got = md5.digest('hex');
-    if (got !== rec.md5) throw new StoreError(500, 'REBUILD_MISMATCH', `the object read back from its slices hashes to ${got}, not to the body's MD5 ${rec.md5}; nothing was stored`);
-  }
-
-  /** Write slice `index` from the kept stripes on volume `to`, and commit it. */
-  private async rewriteSlice(index: number, to: number): Promise<void> {
-    const g = this.geometry;
-    // The intent names the new volume before its slice can be committed (boot clean-up finds it).
-    const flushed = this.renameIntent();
-    flushed.catch(() => undefined);
-    const ref = this.vol(to);
-    await ref.request({ type: 'create', objectId: this.id, index, header: sliceHeaderFor(g, this.id, index) });
-    for (let s = 0; s < g.stripes; s++) {
-      const chunk = await this.chunkOf(index, s);
-      if (chunk) await ref.request({ type: 'append', objectId: this.id, index, chunk: s, data: chunk });
-    }
-    await flushed;
-    await ref.request({ type: 'commit', objectId: this.id, index });
-    this.committed.add(index);
-  }
-
-  /**
-   * Chunk `s` of slice `index`, from the kept stripe: a data chunk is the stripe's bytes (null
-   * when the short last stripe leaves the slice none), a parity chunk is encoded again in the CPU
-   * pool (the same code as the stripe coder's: workers/tasks).
-   */
-  private async chunkOf(index: number, s: number): Promise<Uint8Array | null> {
-    const g = this.geometry;
-    const raw = this.kept![s]!;
-    if (index < g.k) {
-      const len = dataChunkLength(g, s, index);
-      return len > 0 ? raw.subarray(index * g.chunkSize, index * g.chunkSize + len) : null;
-    }
-    const shard = parityChunkLength(g, s);
-    const data = new Uint8Array(g.k * shard);
-    for (let i = 0; i < g.k; i++) data.set(raw.subarray(i * g.chunkSize, i * g.chunkSize + dataChunkLength(g, s, i)), i * shard);
-    const r = await this.ctx.runTask('encode', { k: g.k, m: g.m, shardSize: shard, data: data.buffer }, [data.buffer]);
-    return new Uint8Array(r.parity, (index - g.k) * shard, shard);
   }
 
   /**
@@ -605,7 +412,7 @@ export class ObjectWriter {
     let next: ObjectWriter | null = null;
     try {
       next = await ObjectWriter.begin(this.ctx, this.req, failed);
-      for await (const { first, last, slices } of this.fromDisk(new Set())) {
+      for await (const { first, last, slices } of readBack(this, new Set())) {
         for (let s = first; s <= last; s++) {
           for (let i = 0; i < this.geometry.k; i++) {
             const len = dataChunkLength(this.geometry, s, i);
