@@ -11,7 +11,7 @@
  * (AES-GCM is AES-GCM; test/volume/chunk-cipher.test.ts checks both against SliceSealer).
  *
  * What a slice's key, a chunk's nonce and its AAD are is crypto-format.ts's (sliceKey,
- * chunkNonce, chunkAad): SliceKeys derives them once per slice, as SliceSealer does there.
+ * chunkNonce, chunkAad, VolumeKdf): SliceKeys derives them once per slice, as SliceSealer does there.
  */
 import { createCipheriv, createDecipheriv, type CipherGCM, type DecipherGCM } from 'node:crypto';
 import { createRequire } from 'node:module';
@@ -49,12 +49,15 @@ export function nativeAesGcm(): NativeAesGcm | null {
   return addon;
 }
 
-/** A slice's key and AAD, derived once (HKDF) and used for each of its chunks. */
+/** A slice's key and AAD, derived once (HKDF, its extract step once per volume key) and used for each of its chunks. */
 export class SliceKeys {
   readonly key: Uint8Array;
   private readonly aad: Buffer;
 
-  constructor(volumeKey: Uint8Array, header: SliceHeader) {
+  constructor(
+    readonly volumeKey: Uint8Array,
+    header: SliceHeader,
+  ) {
     if (!header.sealed) throw new SealError(`slice ${header.objectId}.${header.index}: the header is not a sealed one (no key generation)`);
     this.key = sliceKey(volumeKey, header.objectId, header.index, header.sealed.keyGen);
     this.aad = Buffer.from(chunkAad(header, 0));

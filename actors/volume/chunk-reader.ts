@@ -9,14 +9,14 @@
  * A sealed slice's pieces are read ahead of the sink (SEALED_READING): deciphering a piece costs
  * about as long as reading it, so the two overlap instead of alternating.
  *
- * A sealed slice's keys (its slice key derived by HKDF, its AAD) are kept for the next reads of
- * the same slice, keyed by the header's full encoding: a header that differs in any byte (an
- * edited one) gets keys of its own, so the tags still check it. Its chunks are deciphered straight
+ * A sealed slice's keys (its slice key derived by HKDF, its AAD) are kept with its decoded header
+ * (volume.ts keeps the headers of the slices read last): a header read again from the disk is a
+ * new object and gets keys of its own, so an edited header is still checked by the tags. Its chunks are deciphered straight
  * into the reply (chunk-cipher.ts), by a cipher context each read holds until it ends (pooled).
  */
 import type { FileHandle } from 'node:fs/promises';
 import { ReplyError } from '../../runtime/index.js';
-import { chunkLength, chunkOffset, encodeSliceHeader, trailerBytes, type SliceHeader } from '../../protocols/objstore/slice-format.js';
+import { chunkLength, chunkOffset, trailerBytes, type SliceHeader } from '../../protocols/objstore/slice-format.js';
 import { ChunkCipher, SliceKeys } from './chunk-cipher.js';
 import { ChunkVerifier, crcCheck, sealedCheck, type ChunkCheck } from './chunk-verifier.js';
 import { readSpan, type RunIo, type SpanReading } from './direct-io.js';
@@ -41,14 +41,12 @@ export interface ReaderContext {
  */
 const SEALED_READING: SpanReading = { piece: 1 << 20, ahead: 3 };
 
-/** Slice keys kept for the next reads of their slices. */
-const KEYS_CACHE = 256;
 /** Cipher contexts kept for the next reads (one per read of a sealed slice while it runs). */
 const CIPHER_POOL = 64;
 
 export class ChunkReader {
-  /** By encoded header, most recently used last. */
-  private readonly keys = new Map<string, SliceKeys>();
+  /** By decoded header: they live as long as volume.ts keeps the header. */
+  private readonly keys = new WeakMap<SliceHeader, SliceKeys>();
   private readonly ciphers: ChunkCipher[] = [];
 
   constructor(private readonly ctx: ReaderContext) {}
@@ -114,12 +112,8 @@ export class ChunkReader {
   }
 
   private keysOf(key: VolumeKey, header: SliceHeader): SliceKeys {
-    const id = Buffer.from(encodeSliceHeader(header)).toString('base64');
-    let keys = this.keys.get(id);
-    if (keys) this.keys.delete(id);
-    else keys = new SliceKeys(key.volumeKey, header);
-    this.keys.set(id, keys);
-    if (this.keys.size > KEYS_CACHE) this.keys.delete(this.keys.keys().next().value!);
+    let keys = this.keys.get(header);
+    if (!keys || keys.volumeKey !== key.volumeKey) this.keys.set(header, (keys = new SliceKeys(key.volumeKey, header)));
     return keys;
   }
 }

@@ -27,7 +27,8 @@
  *   ...  16  GCM tag (sealed only)
  *   ...   4  CRC32C of every byte before it (a torn or flipped file is refused before anything else)
  */
-import { createCipheriv, createDecipheriv, hkdfSync } from 'node:crypto';
+import { createCipheriv, createDecipheriv } from 'node:crypto';
+import { volumeKdf } from './crypto-format.js';
 import { crc32c } from '@node-rs/crc32';
 
 export const RECORD_MAGIC = 'HREC';
@@ -108,13 +109,13 @@ export function checkSliceRecord(r: SliceRecord): void {
   str('by', r.by, /^[a-z][a-z0-9-]*$/, 64);
 }
 
-/** The key a sidecar of slice (objectId, index) is sealed with: HKDF-SHA256 of the volume key. */
+/** The key a sidecar of slice (objectId, index) is sealed with: HKDF-SHA256 of the volume key (crypto-format.ts's VolumeKdf). */
 export function recordKey(volumeKey: Uint8Array, objectId: string, index: number, keyGen: number): Uint8Array {
   if (volumeKey.byteLength !== 32) throw new SliceRecordError(`slice record: the volume key must be 32 bytes, got ${volumeKey.byteLength}`);
   const gen = Buffer.alloc(4);
   gen.writeUInt32BE(keyGen);
   const info = Buffer.concat([Buffer.from(RECORD_KEY_INFO, 'latin1'), Buffer.from(objectId.slice(1).toLowerCase(), 'hex'), Buffer.from([index]), gen]);
-  return new Uint8Array(hkdfSync('sha256', volumeKey, new Uint8Array(0), info, 32));
+  return volumeKdf(volumeKey).expand(info);
 }
 
 export interface RecordSeal {

@@ -1,6 +1,6 @@
 /** The pure encryption formats (protocols/objstore/crypto-format.ts): tamper anywhere or use the wrong key, and nothing opens. */
 import test from 'ava';
-import { randomBytes } from 'node:crypto';
+import { hkdfSync, randomBytes } from 'node:crypto';
 import { crc32c } from '@node-rs/crc32';
 import {
   chunkNonce,
@@ -21,6 +21,7 @@ import {
   rewrapPassphrase,
   sealPassphrase,
   SealError,
+  VolumeKdf,
   SliceSealer,
   sliceKey,
   type ScryptParams,
@@ -102,6 +103,26 @@ test('a chunk does not open at another position, in another slice, under another
   }
   t.throws(() => new SliceSealer(volumeKey, { ...header, sealed: { keyGen: 2 } }).open(1, ciphertext, tag), { instanceOf: SealError }, 'another key generation');
   t.throws(() => new SliceSealer(new Uint8Array(randomBytes(32)), header).open(1, ciphertext, tag), { instanceOf: SealError }, 'another volume key');
+});
+
+test('a slice key is HKDF-SHA256 of the volume key (RFC 5869, empty salt) over its identity: VolumeKdf gives hkdfSync\'s bytes', (t) => {
+  for (let n = 0; n < 50; n++) {
+    const vk = new Uint8Array(randomBytes(32));
+    const id = '$' + randomBytes(12).toString('hex');
+    const index = n % 256;
+    const keyGen = 1 + ((n * 7919) % 0xffff_ffff);
+    const info = Buffer.alloc(27 + 12 + 1 + 4);
+    info.write('hostd objstore slice key v1', 0, 'latin1');
+    Buffer.from(id.slice(1), 'hex').copy(info, 27);
+    info[39] = index;
+    info.writeUInt32BE(keyGen, 40);
+    const expected = Buffer.from(hkdfSync('sha256', vk, new Uint8Array(0), info, 32));
+    const kdf = new VolumeKdf(vk);
+    t.deepEqual(Buffer.from(kdf.sliceKey(id, index, keyGen)), expected, `slice ${id}.${index} generation ${keyGen}`);
+    t.deepEqual(Buffer.from(kdf.sliceKey(id.toUpperCase().replace('$', '$'), index, keyGen)), expected, 'and again, the id in capitals');
+    t.deepEqual(Buffer.from(sliceKey(vk, id, index, keyGen)), expected, 'sliceKey, one slice');
+  }
+  t.throws(() => new VolumeKdf(new Uint8Array(31)), { message: /volume key must be 32 bytes, got 31/ });
 });
 
 test('slice keys differ per slice, per object and per generation; bad inputs are refused by name', (t) => {

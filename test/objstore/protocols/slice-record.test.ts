@@ -1,7 +1,7 @@
 import test from 'ava';
-import { randomBytes } from 'node:crypto';
+import { hkdfSync, randomBytes } from 'node:crypto';
 import { crc32c } from '@node-rs/crc32';
-import { decodeSliceRecord, encodeSliceRecord, MAX_PAYLOAD_BYTES, RECORD_HEAD_BYTES, SliceRecordError, type SliceRecord } from '../../../protocols/objstore/slice-record.js';
+import { decodeSliceRecord, encodeSliceRecord, MAX_PAYLOAD_BYTES, RECORD_HEAD_BYTES, recordKey, SliceRecordError, type SliceRecord } from '../../../protocols/objstore/slice-record.js';
 
 const rec: SliceRecord = {
   objectId: '$0123456789abcdef01234567',
@@ -124,4 +124,13 @@ test('bad magic, unknown version and cipher, a foreign slice and a non-JSON payl
   const hugeLen = b.slice();
   new DataView(hugeLen.buffer).setUint32(12, MAX_PAYLOAD_BYTES + 1);
   t.throws(() => decodeSliceRecord(recrc(hugeLen)), { message: /impossible payload length/ });
+});
+
+test('a record key is HKDF-SHA256 of the volume key (RFC 5869, empty salt) over the record key info: the bytes sealed sidecars were written with', (t) => {
+  for (let n = 0; n < 20; n++) {
+    const vk = new Uint8Array(randomBytes(32));
+    const id = '$' + randomBytes(12).toString('hex');
+    const info = Buffer.concat([Buffer.from('hostd objstore slice record key v1', 'latin1'), Buffer.from(id.slice(1), 'hex'), Buffer.from([n]), Buffer.from([0, 0, 0, n + 1])]);
+    t.deepEqual(Buffer.from(recordKey(vk, id, n, n + 1)), Buffer.from(hkdfSync('sha256', vk, new Uint8Array(0), info, 32)), `slice ${id}.${n}`);
+  }
 });
