@@ -40,6 +40,7 @@ interface Pending {
 interface Queued {
   env: Delivery;
   transfer: Transferable[];
+  handover?: boolean;
 }
 
 const MAX_HOPS = 3;
@@ -103,7 +104,7 @@ export class Router {
   }
 
   send(to: string, body: Message, o?: SendOptions): void {
-    this.route({ k: 'cast', to, body }, o?.transfer ?? [], 0);
+    this.route({ k: 'cast', to, body }, o?.transfer ?? [], 0, o?.handover === true);
   }
 
   request(to: string, body: Message, o?: RequestOptions): Promise<unknown> {
@@ -116,7 +117,7 @@ export class Router {
         reject(new ActorError('TIMEOUT', `request ${body.type} to ${to} got no reply within ${timeoutMs} ms`));
       }, timeoutMs);
       this.pending.set(rid, { resolve, reject, timer, to, type: body.type, threadId: null });
-      this.route({ k: 'req', to, body, rid }, o?.transfer ?? [], 0);
+      this.route({ k: 'req', to, body, rid }, o?.transfer ?? [], 0, o?.handover === true);
     });
   }
 
@@ -130,18 +131,18 @@ export class Router {
     this.ports.clear();
   }
 
-  private route(env: Delivery, transfer: Transferable[], hops: number): void {
+  private route(env: Delivery, transfer: Transferable[], hops: number, handover = false): void {
     if (this.closed) {
       this.undeliverable(env, 'ACTOR_STOPPED', 'runtime is shutting down');
       return;
     }
     const loc = this.locations.get(env.to);
     if (loc !== undefined && !this.waiting.has(env.to)) {
-      this.post(loc, env, transfer, hops);
+      this.post(loc, env, transfer, hops, handover);
       return;
     }
     // Detach the sender's buffers now, whatever the wait: moving into a clone is zero-copy.
-    const moved = transfer.length ? (structuredClone({ env, transfer }, { transfer: transfer as never[] }) as Queued) : { env, transfer };
+    const moved: Queued = transfer.length ? (structuredClone({ env, transfer }, { transfer: transfer as never[] }) as Queued) : { env, transfer, handover };
     const q = this.waiting.get(env.to);
     if (q) {
       q.push(moved);
@@ -167,7 +168,7 @@ export class Router {
       return;
     }
     this.locations.set(to, loc);
-    for (const item of q) this.post(loc, item.env, item.transfer, hops);
+    for (const item of q) this.post(loc, item.env, item.transfer, hops, item.handover);
   }
 
   private async portTo(threadId: number): Promise<MessagePort> {
@@ -185,14 +186,15 @@ export class Router {
     return p;
   }
 
-  private post(threadId: number, env: Delivery, transfer: Transferable[], hops: number): void {
+  private post(threadId: number, env: Delivery, transfer: Transferable[], hops: number, handover = false): void {
     if (env.k === 'req') {
       const p = this.pending.get(env.rid);
       if (!p) return; // timed out while waiting for a location
       p.threadId = threadId;
     }
     if (threadId === this.threadId) {
-      const moved = transfer.length ? (structuredClone({ env, transfer }, { transfer: transfer as never[] }) as Queued).env : structuredClone(env);
+      // A message handed over (SendOptions.handover) is the receiver's already: no clone.
+      const moved = transfer.length ? (structuredClone({ env, transfer }, { transfer: transfer as never[] }) as Queued).env : handover ? env : structuredClone(env);
       this.enqueueLocal(moved);
       return;
     }
@@ -201,7 +203,7 @@ export class Router {
       // The location is known but the port went away (thread died meanwhile): resolve again.
       this.locations.delete(env.to);
       if (hops >= MAX_HOPS) return this.undeliverable(env, 'NO_SUCH_ACTOR', `no route to actor ${env.to}`);
-      this.route(env, transfer, hops + 1);
+      this.route(env, transfer, hops + 1, handover);
       return;
     }
     port.postMessage(hops ? { ...env, h: hops } : env, transfer as never[]);

@@ -134,6 +134,20 @@ for (const sameThread of [true, false]) {
   });
 }
 
+for (const via of ['send', 'request'] as const) {
+  test(`a message handed over (${via}) reaches an actor of the same thread as the very object; otherwise, and across threads, as a copy`, async (t) => {
+    const system = await startTestSystem(t);
+    await system.start({ id: 'giver', module: COURIER, placement: SHARED });
+    await system.start({ id: 'near', module: COURIER, placement: SHARED });
+    await system.start({ id: 'far', module: COURIER, placement: DEDICATED });
+    const giver = system.ref<CourierProtocol>('giver');
+    t.deepEqual(await giver.request({ type: 'handOver', to: 'near', handover: true, via }), { same: true, value: 1 }, 'same thread, handed over: no clone');
+    t.deepEqual(await giver.request({ type: 'handOver', to: 'near', handover: false, via }), { same: false, value: 1 }, 'same thread, not handed over: a clone');
+    const far = await giver.request({ type: 'handOver', to: 'far', handover: true, via });
+    t.is(far.same, false, 'another thread: always a copy');
+  });
+}
+
 test('forward and ask between actors reach the right actor, across threads and within one', async (t) => {
   const system = await startTestSystem(t);
   await system.start({ id: 'x', module: PROBE, placement: SHARED });

@@ -18,6 +18,7 @@ import { RouteTable } from '../../protocols/gateway/routes.js';
 import type { SipServerProtocol } from '../sipserver/messages.js';
 import { Calls } from './calls.js';
 import { Control, type ControlConn } from './control.js';
+import { TurnWriter } from './turn-writer.js';
 import { Drain } from './drain.js';
 import { handleHttp, hostName, type HttpState } from './http.js';
 import { answerRoute } from './route-handler.js';
@@ -150,6 +151,7 @@ export default defineActor<GatewayProtocol, null, GatewayArgs, Live>({
     };
     const uws = loadUws();
     const conns = new Map<WebSocket<unknown>, ControlConn>();
+    const writers = new Map<WebSocket<unknown>, TurnWriter>();
     const app = uws
       .App()
       .ws('/control', {
@@ -174,8 +176,20 @@ export default defineActor<GatewayProtocol, null, GatewayArgs, Live>({
           res.upgrade({}, req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'), req.getHeader('sec-websocket-extensions'), context);
         },
         open: (ws) => {
-          // Sends from outside a uWS callback (actor messages) are corked: one write each, not several.
-          conns.set(ws, control.opened({ send: (text) => void ws.cork(() => ws.send(text, false)), close: (code, reason) => void ws.cork(() => ws.end(code, reason)) }));
+          // Sends from outside a uWS callback (actor messages) are gathered for the loop turn and
+          // written corked, in order: one write for the turn's frames, not one each (a busy
+          // gateway sends several a turn: sip.invite requests and call events).
+          const out = new TurnWriter((texts) =>
+            ws.cork(() => {
+              for (const t of texts) ws.send(t, false);
+            }),
+          );
+          const close = (code?: number, reason?: string) => {
+            out.flush();
+            ws.cork(() => ws.end(code, reason));
+          };
+          conns.set(ws, control.opened({ send: (text) => out.push(text), close }));
+          writers.set(ws, out);
         },
         message: (ws, message, isBinary) => {
           const conn = conns.get(ws);
@@ -186,6 +200,8 @@ export default defineActor<GatewayProtocol, null, GatewayArgs, Live>({
         close: (ws) => {
           const conn = conns.get(ws);
           conns.delete(ws);
+          writers.get(ws)?.drop();
+          writers.delete(ws);
           if (conn) control.closed(conn);
         },
       })

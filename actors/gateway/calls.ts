@@ -204,7 +204,7 @@ export class Calls {
     call.state = 'up';
     setupSeconds.observe({ direction: 'inbound' }, (performance.now() - call.startedAt) / 1000);
     callsTotal.inc({ direction: 'inbound', outcome: 'answered' });
-    this.o.server.request({ type: 'respond', key: call.key!, status: 200, body: a.sdp, contentType: SDP }).catch((err: unknown) => {
+    this.o.server.request({ type: 'respond', key: call.key!, status: 200, body: a.sdp, contentType: SDP }, { handover: true }).catch((err: unknown) => {
       this.o.log.info({ callId: call.callId, err: (err as Error).message }, 'the 200 could not be sent (cancelled meanwhile)');
       this.end(call, null);
     });
@@ -256,7 +256,7 @@ export class Calls {
 
   private respond(key: string, status: number, reason?: string, headers: SipHeader[] = [], sdp?: string): void {
     const body = sdp !== undefined ? { body: sdp, contentType: SDP } : {};
-    this.o.server.request({ type: 'respond', key, status, ...(reason ? { reason } : {}), ...(headers.length ? { headers } : {}), ...body }).catch((err: unknown) => {
+    this.o.server.request({ type: 'respond', key, status, ...(reason ? { reason } : {}), ...(headers.length ? { headers } : {}), ...body }, { handover: true }).catch((err: unknown) => {
       // NO_TRANSACTION: the INVITE was cancelled or timed out meanwhile; nothing to answer.
       if (refusalOf<SipServerProtocol>(err) !== 'NO_TRANSACTION') this.o.log.warn({ err: (err as Error).message, status }, 'SIP answer refused');
     });
@@ -369,7 +369,7 @@ export class Calls {
     try {
       return await this.o.server.request(
         { type: 'request', dialog: call.dialog!, method, ...(sdp !== undefined ? { body: sdp, contentType: SDP } : {}) },
-        { timeoutMs: SIP_REQUEST_TIMEOUT_MS },
+        { timeoutMs: SIP_REQUEST_TIMEOUT_MS, handover: true },
       );
     } catch (err) {
       const code = refusalOf<SipServerProtocol>(err);

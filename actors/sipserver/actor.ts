@@ -40,7 +40,7 @@ export default defineActor<SipServerProtocol, { acceptingNew: boolean }, SipServ
   async open(ctx) {
     const a = ctx.args;
     const log = ctx.log;
-    const casts = new CastBatcher((gateway, cast) => ctx.ref<GatewayProtocol>(gateway).send(cast));
+    const casts = new CastBatcher((gateway, cast) => ctx.ref<GatewayProtocol>(gateway).send(cast, { handover: true }));
     // What the core's timer casts (408 → sip.cancelled, no-ACK BYEs) goes out with the timer's sends, as before batching.
     const timer = (fn: () => void, ms: number) =>
       ctx.setTimeout(() => {

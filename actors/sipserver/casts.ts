@@ -3,7 +3,10 @@
  * for a gateway made while the loop handles a burst of datagrams goes as one `sip.events`
  * message (a single one as itself). Each message between threads is a structured clone and a
  * wake-up of the other thread, ~12 % of the SIP server's thread at 500 calls/s
- * (docs/gateway.md "Calls per second"); a busy server sends several events a turn.
+ * (docs/gateway.md "Calls per second"); a busy server sends several events a turn. The events
+ * are built for the send and handed over (SendOptions.handover): a gateway on the SIP server's
+ * own thread gets them without a structured clone, so nothing in them may be the core's own
+ * (core.ts copies the request's headers and source into each).
  *
  * Order: events keep their order per gateway. A reply to a gateway's request must not overtake
  * an event made before it (the `sip.dialogEnded` of a BYE the gateway sent comes before the

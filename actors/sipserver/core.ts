@@ -55,7 +55,8 @@ function requestFields(req: SipRequest): RequestFields {
     uriUser: sip.isSipUri(req.uri) ? (req.uri.user ?? '') : '',
     from: sip.formatNameAddr(req.from),
     to: sip.formatNameAddr(req.to),
-    headers: req.headers,
+    // A copy: the event is handed over to the gateway (casts.ts), the request stays the core's.
+    headers: req.headers.map((h) => ({ name: h.name, value: h.value })),
     ...(req.contentType ? { contentType: sip.formatMediaType(req.contentType) } : {}),
     body: req.body.toString('latin1'),
   };
@@ -352,7 +353,7 @@ export class SipCore {
         tx.answerBy = this.now() + (req.method === 'INVITE' ? this.a.inviteAnswerMs : NON_INVITE_ANSWER_MS);
         this.awaitingAnswer.add(key);
         this.want(tx.answerBy);
-        this.cast(gateway, { type: 'sip.request', key, method: req.method, callId: req.callId, source: tx.source, ...requestFields(req) });
+        this.cast(gateway, { type: 'sip.request', key, method: req.method, callId: req.callId, source: { ...tx.source }, ...requestFields(req) });
         break;
       }
     }
@@ -380,7 +381,7 @@ export class SipCore {
     tx.answerBy = this.now() + (req.method === 'INVITE' ? this.a.inviteAnswerMs : NON_INVITE_ANSWER_MS);
     this.awaitingAnswer.add(key);
     this.want(tx.answerBy);
-    this.cast(entry.gateway, { type: 'sip.request', key, method: req.method, callId: req.callId, dialog: dk, source: tx.source, ...requestFields(req) });
+    this.cast(entry.gateway, { type: 'sip.request', key, method: req.method, callId: req.callId, dialog: dk, source: { ...tx.source }, ...requestFields(req) });
   }
 
   private onCancel(key: string, cancel: SipRequest): void {

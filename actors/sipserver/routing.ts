@@ -50,7 +50,7 @@ export type RouteHandlerProtocol = Protocol<RouteLookup, RouteLookupReplies>;
 /** Ask the local gateway actor; never throws. */
 export async function askRouteActor(handler: ActorRef<RouteHandlerProtocol>, query: RouteQuery, timeoutMs: number): Promise<RouteDecision> {
   try {
-    const { answer } = await handler.request({ type: 'route.lookup', query }, { timeoutMs });
+    const { answer } = await handler.request({ type: 'route.lookup', query }, { timeoutMs, handover: true });
     return parseRouteAnswer(answer);
   } catch (err) {
     if (err instanceof ActorError && err.code === 'TIMEOUT') return { action: 'error', status: 503, reason: `route lookup took over ${timeoutMs} ms`, outcome: 'timeout' };

@@ -40,7 +40,12 @@ export class Transport {
     private readonly udp: dgram.Socket,
     private readonly tcp: net.Server,
     private readonly events: TransportEvents,
-  ) {}
+  ) {
+    this.port = udp.address().port;
+  }
+
+  /** The port UDP and TCP listen on (read once: every response's Contact asks for it, and address() is a system call). */
+  readonly port: number;
 
   static async open(o: TransportOptions, events: TransportEvents): Promise<Transport> {
     const type = net.isIPv6(o.host) ? 'udp6' : 'udp4';
@@ -75,10 +80,6 @@ export class Transport {
       tcp.on('connection', (s) => t.adopt(s));
       return t;
     }
-  }
-
-  get port(): number {
-    return this.udp.address().port;
   }
 
   get connections(): number {

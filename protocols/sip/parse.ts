@@ -46,6 +46,9 @@ export const DEFAULT_MAX_HEADERS = 128;
  */
 const HEADER_LINE = /^([A-Za-z0-9\-.!%*_+`'~]+)[ \t]*:[ \t]*(.*)$/;
 
+/** A CR not followed by LF, or an LF not preceded by CR. */
+const BARE_CR_LF = /\r(?!\n)|(?<!\r)\n/;
+
 const SINGLE = new Set(['From', 'To', 'Call-ID', 'CSeq', 'Max-Forwards', 'Content-Length', 'Content-Type']);
 
 class Refusal extends Error {
@@ -76,7 +79,10 @@ function parseInto(buf: Buffer, options: ParseOptions, partial: PartialMessage):
   while (buf[start] === 0x0d && buf[start + 1] === 0x0a) start += 2;
   const end = buf.indexOf('\r\n\r\n', start, 'latin1');
   if (end < 0) fail('no empty line after the headers');
-  const lines = unfold(buf.subarray(start, end).toString('utf8'));
+  const head = buf.subarray(start, end).toString('utf8');
+  // A CR or LF that is not part of a CRLF (judged below, after the header names are read).
+  const bareCrLf = BARE_CR_LF.test(head);
+  const lines = unfold(head);
   const startLine = lines.shift() ?? '';
   if (lines.length > maxHeaders) throw new Refusal(513, `${lines.length} header lines exceed the limit of ${maxHeaders}`);
 
@@ -104,7 +110,7 @@ function parseInto(buf: Buffer, options: ParseOptions, partial: PartialMessage):
   let uri: Uri | undefined;
   let status: number | undefined;
   let reason = '';
-  if (/[\r\n]/.test(lines.join('') + startLine)) fail('bare CR or LF inside a line');
+  if (bareCrLf) fail('bare CR or LF inside a line');
   if (/^SIP\//i.test(startLine)) {
     partial.kind = 'response';
     // The version is case-insensitive (§7.1); a missing SP before an empty reason is tolerated (RFC 4475 noreason).
@@ -202,15 +208,15 @@ function parseInto(buf: Buffer, options: ParseOptions, partial: PartialMessage):
   if (contentLength !== undefined && contentLength > rest.length) fail(`Content-Length ${contentLength} is larger than the ${rest.length} bytes of body received`);
   const body = Buffer.from(rest.subarray(0, contentLength ?? rest.length));
 
-  const base = { via, from, to, callId, cseq, contact, route, recordRoute, headers, body };
-  const common = {
-    ...base,
-    ...(maxForwards !== undefined ? { maxForwards } : {}),
-    ...(contentType ? { contentType } : {}),
-    ...(contactStar ? { contactStar } : {}),
-  };
-  if (status !== undefined) return { kind: 'response', status, reason: decodeReason(reason), ...common };
-  return { kind: 'request', method: method as string, uri: uri as Uri, ...common };
+  // Built in one go (no spreads: this runs for every datagram), the optional fields last.
+  const msg: SipMessage =
+    status !== undefined
+      ? { kind: 'response', status, reason: decodeReason(reason), via, from, to, callId, cseq, contact, route, recordRoute, headers, body }
+      : { kind: 'request', method: method as string, uri: uri as Uri, via, from, to, callId, cseq, contact, route, recordRoute, headers, body };
+  if (maxForwards !== undefined) msg.maxForwards = maxForwards;
+  if (contentType) msg.contentType = contentType;
+  if (contactStar) msg.contactStar = contactStar;
+  return msg;
 }
 
 /** Reason-Phrase allows %-escapes (§25.1); decode them when they form valid escapes. */

@@ -35,6 +35,14 @@ export type CodeOf<P extends Protocol> = NonNullable<P['codes']>;
 export interface SendOptions {
   /** ArrayBuffers (or MessagePorts) to move, not copy. The sender's buffers are detached. */
   transfer?: Transferable[];
+  /**
+   * The message is handed over: the sender keeps no reference to it or to anything in it, and
+   * never reads or changes it again. An actor on the same thread then gets the very object
+   * instead of a structured clone (across threads it is copied as always). For messages built
+   * fresh for one send on a hot path: the clone is most of what a same-thread message costs.
+   * Ignored when `transfer` is given (the buffers are detached by a clone).
+   */
+  handover?: boolean;
 }
 
 export interface RequestOptions extends SendOptions {
