@@ -19,15 +19,16 @@ const ANSWER_SDP = ['v=0', 'o=- 1 1 IN IP4 127.0.0.1', 's=-', 'c=IN IP4 127.0.0.
 
 /**
  * `nodeArgs` go before the daemon's entry, e.g. `--cpu-prof --cpu-prof-dir=DIR` (every thread
- * writes its own .cpuprofile when the daemon exits; bench/gateway/profile-top.ts reads them).
+ * writes its own .cpuprofile when the daemon exits; bench/gateway/profile-top.ts reads them);
+ * `env` is added to this process's environment for the daemon (e.g. GATEWAY_THREAD).
  */
-export async function startHostdGateway(user = 'service', nodeArgs: string[] = []): Promise<{ target: string; pid: number; stop(): Promise<void> }> {
+export async function startHostdGateway(user = 'service', nodeArgs: string[] = [], env: Record<string, string> = {}): Promise<{ target: string; pid: number; stop(): Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'hostd-bench-gw-'));
   const [gwPort, sipPort] = [await freeUdpPort(), await freeUdpPort()];
   const child = spawn(process.execPath, [
     ...nodeArgs, MAIN, 'daemon', '--services', 'gateway', '--state-dir', dir, '--metrics-port', '0', '--metrics-host', '127.0.0.1', '--log-level', 'warn',
     '--gateway-port', String(gwPort), '--sipserver-port', String(sipPort),
-  ], { stdio: ['ignore', 'ignore', 'pipe'] });
+  ], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env } });
   let err = '';
   child.stderr!.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-4000)));
   let app: GatewayClient | null = null;
