@@ -11,7 +11,9 @@
  * failed calls, with INVITE→200 p50/p99 at that rate (sipp's clock: whole milliseconds). A
  * warm-up of 300 calls at 100/s goes first on each path. The paths run their ladders together,
  * step by step (each rate: every path still holding, in turn), so they meet the same minutes of a
- * machine whose speed moves; `--repeat N` runs it all N times and takes each path's median. Each step also gives the CPU a call
+ * machine whose speed moves; `--repeat N` runs it all N times and takes each path's median. After
+ * each step the machine must be quiet again (under 15 % busy for half a second) before the next
+ * starts: an overloaded far end works on for seconds, and the next path would pay for it. Each step also gives the CPU a call
  * costs the far end (hostd: the daemon's threads plus the application, which runs in this
  * process; sipp: the uas), from /proc — steadier than the rate held on a shared machine.
  * Prints a table and one JSON line.
@@ -26,7 +28,7 @@ import { runUac, startUas, type UacRun } from './gateway/sipp.js';
 import { startKamailio } from './gateway/kamailio.js';
 import { startHostdGateway } from './gateway/hostd.js';
 import { freeUdpPort } from './gateway/ports.js';
-import { busiestThread, processCpuMs, selfCpuMs, threadCpuMs } from './gateway/cpu.js';
+import { busiestThread, processCpuMs, selfCpuMs, threadCpuMs, waitQuiet } from './gateway/cpu.js';
 
 const HELP = `Usage: node dist/bench/gateway.bench.js [options]
   --rates LIST    calls/s steps, ascending (default 100,200,300,500,700,1000,1400,2000,2800)
@@ -116,7 +118,7 @@ async function measureAll(paths: Path[]): Promise<PathResult[]> {
     for (const rate of rates) {
       for (const i of [...alive]) {
         if (!(await step(results[i]!, suts[i]!, rate))) alive.delete(i);
-        await new Promise((r) => setTimeout(r, 1000));
+        await waitQuiet();
       }
       if (!alive.size) break;
     }

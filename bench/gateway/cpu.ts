@@ -56,3 +56,27 @@ export function selfCpuMs(): number {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1000;
 }
+
+/** Busy and total jiffies of the whole machine (/proc/stat's first line). */
+function machineJiffies(): { busy: number; total: number } {
+  const f = readFileSync('/proc/stat', 'latin1').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const total = f.reduce((a, b) => a + b, 0);
+  const idle = (f[3] ?? 0) + (f[4] ?? 0); // idle + iowait
+  return { busy: total - idle, total };
+}
+
+/**
+ * Wait until the machine is quiet: its busy share over a 500 ms window under `share` (or
+ * `maxMs` passed). After an overloaded step a far end keeps working for seconds (retransmissions,
+ * transaction timers, its backlog); the next path's step must not start inside that.
+ */
+export async function waitQuiet(share = 0.15, maxMs = 20_000): Promise<void> {
+  const until = Date.now() + maxMs;
+  for (;;) {
+    const a = machineJiffies();
+    await new Promise((r) => setTimeout(r, 500));
+    const b = machineJiffies();
+    const busy = b.total > a.total ? (b.busy - a.busy) / (b.total - a.total) : 0;
+    if (busy < share || Date.now() >= until) return;
+  }
+}
