@@ -1,7 +1,7 @@
 /**
  * The session gateway as a service of the daemon: its settings (the gateway's and the SIP
  * server's), and its supervision tree — the SIP server first, then the gateway actor, by
- * default on the SIP server's thread (GATEWAY_THREAD: measured cheaper per call, docs/gateway.md).
+ * default on a thread of its own (GATEWAY_THREAD: it holds the higher call rate, docs/gateway.md).
  * `stopsFirst`: started after every other service and stopped (drained, part 2) first, while the
  * media bridges it uses keep serving.
  */
@@ -31,7 +31,7 @@ export const gatewaySettings = {
   shutdownMaxWaitMs: int({ env: 'SHUTDOWN_MAX_WAIT_MS', flag: 'shutdown-max-wait-ms', description: 'The drain\'s deadline: calls still up then get BYE (or CANCEL), media sessions are destroyed and owners closed (1001); keep HOSTD_SHUTDOWN_TIMEOUT_MS and the platform\'s termination grace above it plus the cleanup bound', min: 1, max: 2_147_483_647, default: 1_800_000 }),
   shutdownCleanupTimeoutMs: int({ env: 'SHUTDOWN_CLEANUP_TIMEOUT_MS', flag: 'shutdown-cleanup-timeout-ms', description: 'Bound on the forced cleanup at the drain\'s deadline (BYE/CANCEL, media sessions destroyed, owners closed); then the daemon stops anyway', min: 1, max: 2_147_483_647, default: 5000 }),
   recordingBucket: str({ env: 'GATEWAY_RECORDING_BUCKET', flag: 'gateway-recording-bucket', description: "Bucket the recording routes read recordings from (<bucket>/<session_id>/<file>): the media bridge's MEDIA_RECORDING_BUCKET; empty: the routes answer 503", expect: 'a bucket name (no /, not starting with $) or empty', default: '', valid: (v) => v === '' || isValidBucketName(v) }),
-  thread: oneOf({ env: 'GATEWAY_THREAD', flag: 'gateway-thread', description: "Where the gateway actor runs: 'sipserver' (the SIP server's thread: no cross-thread post per SIP event, ~20 % less CPU per call, measured in docs/gateway.md) or 'own' (a thread of its own: more cores for the SIP path on a machine that has them)", values: ['sipserver', 'own'] as const, default: 'sipserver' }),
+  thread: oneOf({ env: 'GATEWAY_THREAD', flag: 'gateway-thread', description: "Where the gateway actor runs: 'own' (a thread of its own: the SIP path on two cores; holds the higher call rate, docs/gateway.md \"Calls per second\") or 'sipserver' (the SIP server's thread: less CPU per call in all, for a machine with one core to give)", values: ['sipserver', 'own'] as const, default: 'own' }),
   mediaToken: str({ env: 'GATEWAY_MEDIA_TOKEN', flag: 'gateway-media-token', description: 'Bearer token the gateway presents to the media bridges (their MEDIA_TOKEN)', default: '' }),
   ...sipSettings(),
 };
@@ -108,9 +108,9 @@ export function sipArgs(v: GatewayValues, gatewayId: string = GATEWAY_ID) {
 }
 
 /**
- * The gateway actor as a child of the service's tree: by default on the SIP server's thread
- * (GATEWAY_THREAD=sipserver; a thread of its own if the SIP server is not running when it
- * starts), else a dedicated thread.
+ * The gateway actor as a child of the service's tree: by default on a thread of its own
+ * (GATEWAY_THREAD=own); with GATEWAY_THREAD=sipserver on the SIP server's thread (a thread of
+ * its own if the SIP server is not running when it starts).
  */
 export function gatewayChild(v: GatewayValues): ChildSpec {
   const placement: ChildSpec['placement'] = v.thread === 'sipserver' ? { mode: 'with', actor: SIPSERVER_ID, fallback: { mode: 'dedicated' } } : { mode: 'dedicated' };
