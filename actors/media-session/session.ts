@@ -2,9 +2,10 @@
  * One media session: its endpoints and the endpoint commands. Parts live beside it: the WebRTC
  * commands and WebRTC transfer in webrtc-commands.ts, RTP transfer in rtp-transfer.ts and
  * relays.ts, the bridge glue in bridges.ts, WebSocket PCM endpoints in websockets.ts, file
- * endpoints' commands in file-commands.ts; the routing plan, the packet path and the 20 ms media
- * clock for mixing, tones and files in media-path.ts. The actor (actor.ts) wraps it; this class
- * holds no actor machinery beyond the `SessionEnv` it is given.
+ * endpoints' commands in file-commands.ts, recording commands in recording-commands.ts; the
+ * routing plan, the packet path and the 20 ms media clock for mixing, tones and files in
+ * media-path.ts. The actor (actor.ts) wraps it; this class holds no actor machinery beyond the
+ * `SessionEnv` it is given.
  *
  * Forwarded plain-RTP streams are handed to the native packet path (fast-rules.ts) after JS has
  * forwarded their first packet; every command but session.info and every re-plan takes the
@@ -27,6 +28,7 @@ import { WebSockets } from './websockets.js';
 import { WebRtcCommands } from './webrtc-commands.js';
 import { DEFAULT_RECORDING_QUEUE_PACKETS, Recordings } from './recording.js';
 import { RecordingStore } from './recording-store.js';
+import { RecordingCommands } from './recording-commands.js';
 import { Bridges } from './bridges.js';
 import { mediaTimeouts, reportCounters, toneFinished } from './metrics.js';
 import { refusal, type AdoptOutcome, type BridgeAttach, type Refusal, type SessionArgs, type SessionCommand, type SessionMethod, type SessionOutcome, type SessionResults } from './messages.js';
@@ -63,7 +65,7 @@ export interface SessionEnv {
   storePort(): Promise<number>;
 }
 
-/** What the endpoint kinds' helpers need of the session: each of bridges.ts, websockets.ts and file-commands.ts takes a Pick; webrtc-commands.ts all of it and two more. */
+/** What the endpoint kinds' helpers need of the session: each of bridges.ts, websockets.ts, file-commands.ts and recording-commands.ts takes a Pick; webrtc-commands.ts all of it and two more. */
 export interface SessionHost {
   readonly args: SessionArgs;
   readonly env: SessionEnv;
@@ -95,6 +97,8 @@ export class Session implements RtpHost {
   private sessionVersion = 1;
   readonly createdAt = Date.now();
   private readonly recordings: Recordings;
+  /** recording.start / recording.stop and the taps (recording-commands.ts). */
+  private readonly recordingCommands: RecordingCommands;
   /** The WebRTC, bridge, WebSocket and file endpoints' commands and callbacks. */
   private readonly webrtc: WebRtcCommands;
   private readonly bridges: Bridges;
@@ -128,10 +132,11 @@ export class Session implements RtpHost {
     });
     this.recordings = new Recordings(args.recordingDir ?? null, args.recordingQueuePackets ?? DEFAULT_RECORDING_QUEUE_PACKETS, {
       stopped: (summary) => {
-        this.retap();
+        this.recordingCommands.retap();
         this.env.emit('recording.stopped', summary);
       },
     }, args.recordingBucket ? new RecordingStore(args.recordingBucket, args.sessionId, () => env.storePort()) : null);
+    this.recordingCommands = new RecordingCommands(host, this.recordings, (ep) => this.path.fast.take(ep, 'source'));
     // Sessions made together must not all do their housekeeping in the same millisecond.
     this.housekeepingTimer = env.setTimeout(() => {
       this.housekeepingTimer = env.setInterval(() => this.housekeeping(), 1000);
@@ -245,13 +250,9 @@ export class Session implements RtpHost {
         return ok(c, { removed_at_epoch_ms: removedAt });
       }
       case 'recording.start':
-        return this.startRecording(c);
-      case 'recording.stop': {
-        const done = await this.recordings.stop(c.params.recording_id);
-        if (!done) return refusal('ENDPOINT_ERROR', `no recording ${c.params.recording_id} in this session (never started, already stopped, or stopped by itself: see recording.stopped)`);
-        this.retap();
-        return ok(c, done);
-      }
+        return this.recordingCommands.start(c);
+      case 'recording.stop':
+        return this.recordingCommands.stop(c);
       case 'endpoint.transfer':
         return this.transferOut(c.params.endpoint_id, c.params.target_session_id, targetActor);
       case 'session.destroy': {
@@ -262,45 +263,6 @@ export class Session implements RtpHost {
       }
       default:
         return refusal('NOT_IMPLEMENTED', `${(c as SessionCommand).method} is not available in this version of the bridge`);
-    }
-  }
-
-  // ---- recordings: the files are recording.ts's; the checks and the taps are here -----------
-
-  private async startRecording(c: Extract<SessionCommand, { method: 'recording.start' }>): Promise<SessionOutcome<'recording.start'>> {
-    const { endpoint_id, file_name } = c.params;
-    const check = () => {
-      if (endpoint_id === null) return null;
-      const ep = this.endpoints.get(endpoint_id);
-      if (!ep) return this.noEndpoint(endpoint_id);
-      if (ep.type !== 'rtp') return refusal('ENDPOINT_ERROR', `endpoint ${endpoint_id} is a ${ep.type} endpoint: only what RTP endpoints receive is recorded in this version`);
-      return null;
-    };
-    const refused = check();
-    if (refused) return refused;
-    const started = await this.recordings.start(endpoint_id, file_name);
-    if (!started.ok) return refusal(started.code, started.message);
-    const r = started.recording;
-    // The file was created asynchronously: the session may have closed or the endpoint gone meanwhile.
-    const gone = this.isClosed ? refusal('SESSION_NOT_FOUND', `session ${this.args.sessionId} closed while the recording file was being created`) : check();
-    if (gone) {
-      await this.recordings.stop(r.id);
-      return gone;
-    }
-    this.retap();
-    return ok(c, { recording_id: r.id, endpoint_id, file_path: r.filePath, started_at_epoch_ms: r.startedAt });
-  }
-
-  /**
-   * Give every RTP endpoint the tap of the recordings that hear it (null: none). A tapped source
-   * leaves the native path: a rule may have been set again while the recording's file was being
-   * created, and its packets would bypass the tap.
-   */
-  private retap(): void {
-    for (const ep of this.endpoints.values()) {
-      if (ep.type !== 'rtp') continue;
-      ep.tap = this.recordings.tapFor(ep);
-      if (ep.tap && ep.fastSource) this.path.fast.take(ep, 'source');
     }
   }
 
