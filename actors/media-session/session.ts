@@ -1,8 +1,11 @@
 /**
- * One media session: its endpoints and the endpoint commands (the WebRTC ones and WebRTC
- * transfer in webrtc-commands.ts; the routing plan, the packet path and the 20 ms media clock
- * for mixing and tones in media-path.ts). The actor (actor.ts) wraps it; this class holds no actor machinery
- * beyond the `SessionEnv` it is given.
+ * One media session: its endpoints and the endpoint commands. Parts live beside it: the WebRTC
+ * commands and WebRTC transfer in webrtc-commands.ts, RTP transfer in rtp-transfer.ts and
+ * relays.ts, the bridge glue in bridges.ts, WebSocket PCM endpoints in websockets.ts, file
+ * endpoints' commands in file-commands.ts, recording commands in recording-commands.ts; the
+ * routing plan, the packet path and the 20 ms media clock for mixing, tones and files in
+ * media-path.ts. The actor (actor.ts) wraps it; this class holds no actor machinery beyond the
+ * `SessionEnv` it is given.
  *
  * Forwarded plain-RTP streams are handed to the native packet path (fast-rules.ts) after JS has
  * forwarded their first packet; every command but session.info and every re-plan takes the
@@ -11,7 +14,6 @@
 import { randomUUID } from 'node:crypto';
 import { threadId } from 'node:worker_threads';
 import type { SessionInfo } from '../../protocols/media/results.js';
-import { isSource } from '../../protocols/media/routing.js';
 import type { RtpHeader } from '../../protocols/media/rtp.js';
 import type { Direction } from '../../protocols/media/types.js';
 import { isGenerator, MediaPath, type Endpoint } from './media-path.js';
@@ -21,15 +23,14 @@ import { RtpEndpoint, type RtpHost } from './rtp-endpoint.js';
 import { openSocketPair } from './sockets.js';
 import type { SocketPair } from './socket-pair.js';
 import { ToneEndpoint } from './tone-endpoint.js';
-import { FileEndpoint } from './file-endpoint.js';
-import { openFileSource } from './file-open.js';
-import { WsEndpoint } from './ws-endpoint.js';
+import { FileCommands } from './file-commands.js';
+import { WebSockets } from './websockets.js';
 import { WebRtcCommands } from './webrtc-commands.js';
 import { DEFAULT_RECORDING_QUEUE_PACKETS, Recordings } from './recording.js';
 import { RecordingStore } from './recording-store.js';
-import { BRIDGE_RATE, BridgeEndpoint, mirrorDirection } from './bridge-endpoint.js';
-import { AUDIO_PATH_PREFIX } from '../../protocols/media/commands.js';
-import { filesFinished, mediaTimeouts, reportCounters, toneFinished } from './metrics.js';
+import { RecordingCommands } from './recording-commands.js';
+import { Bridges } from './bridges.js';
+import { mediaTimeouts, reportCounters, toneFinished } from './metrics.js';
 import { refusal, type AdoptOutcome, type BridgeAttach, type Refusal, type SessionArgs, type SessionCommand, type SessionMethod, type SessionOutcome, type SessionResults } from './messages.js';
 import type { SessionEvent, SessionEventData } from '../media-bridge/messages.js';
 import type { EndpointSnapshot, RtpState } from './snapshot.js';
@@ -64,14 +65,25 @@ export interface SessionEnv {
   storePort(): Promise<number>;
 }
 
+/** What the endpoint kinds' helpers need of the session: each of bridges.ts, websockets.ts, file-commands.ts and recording-commands.ts takes a Pick; webrtc-commands.ts all of it and two more. */
+export interface SessionHost {
+  readonly args: SessionArgs;
+  readonly env: SessionEnv;
+  readonly endpoints: ReadonlyMap<string, Endpoint>;
+  closed(): boolean;
+  /** Put an endpoint into routing / take it out (both re-plan). */
+  add(ep: Endpoint): void;
+  detach(ep: Endpoint): void;
+  replan(): void;
+  full(): Refusal;
+  noEndpoint(id: string): Refusal;
+  /** Queue PCM for the mixer (media-path.ts) / drop what is queued. */
+  pushPcm(id: string, rate: number, pcm: Int16Array, queueMs: number): void;
+  forget(id: string): void;
+}
+
 /** The result of command `c`, typed by what the client expects of its method. */
 const ok = <M extends SessionMethod>(_c: { method: M }, result: SessionResults[M]) => ({ ok: true as const, result });
-/** How much inbound WebSocket audio waits for the clock at most (the front refuses a client faster than real time). */
-const WS_QUEUE_MS = 1000;
-/** How much audio from a bridged session waits for this session's clock at most (the two clocks drift apart slowly). */
-const BRIDGE_QUEUE_MS = 200;
-/** MEDIA_WS_CONNECT_TIMEOUT_MS's default. */
-export const DEFAULT_WS_CONNECT_TIMEOUT_MS = 30_000;
 
 export class Session implements RtpHost {
   readonly endpoints = new Map<string, Endpoint>();
@@ -85,6 +97,13 @@ export class Session implements RtpHost {
   private sessionVersion = 1;
   readonly createdAt = Date.now();
   private readonly recordings: Recordings;
+  /** recording.start / recording.stop and the taps (recording-commands.ts). */
+  private readonly recordingCommands: RecordingCommands;
+  /** The WebRTC, bridge, WebSocket and file endpoints' commands and callbacks. */
+  private readonly webrtc: WebRtcCommands;
+  private readonly bridges: Bridges;
+  private readonly websockets: WebSockets;
+  private readonly files: FileCommands;
 
   constructor(
     readonly args: SessionArgs,
@@ -92,13 +111,32 @@ export class Session implements RtpHost {
   ) {
     this.relays = new Relays(env);
     this.path = new MediaPath({ endpoints: this.endpoints, env, peerPolicy: () => args.peerPolicy, advanceGenerators: () => this.advanceGenerators() });
-    this.webrtc = this.webrtcCommands();
+    const host: SessionHost = {
+      args, env, endpoints: this.endpoints,
+      closed: () => this.isClosed,
+      add: (ep) => this.add(ep),
+      detach: (ep) => this.detach(ep),
+      replan: () => this.replan(),
+      full: () => this.full(),
+      noEndpoint: (id) => this.noEndpoint(id),
+      pushPcm: (id, rate, pcm, queueMs) => this.path.pushPcm(id, rate, pcm, queueMs),
+      forget: (id) => this.path.forget(id),
+    };
+    this.bridges = new Bridges(host);
+    this.websockets = new WebSockets(host);
+    this.files = new FileCommands(host);
+    this.webrtc = new WebRtcCommands({
+      ...host,
+      endpointGone: (id) => this.recordings.endpointGone(id, 'transferred'),
+      mix: (ep, codec, payload) => this.path.mixWebRtc(ep, codec, payload),
+    });
     this.recordings = new Recordings(args.recordingDir ?? null, args.recordingQueuePackets ?? DEFAULT_RECORDING_QUEUE_PACKETS, {
       stopped: (summary) => {
-        this.retap();
+        this.recordingCommands.retap();
         this.env.emit('recording.stopped', summary);
       },
     }, args.recordingBucket ? new RecordingStore(args.recordingBucket, args.sessionId, () => env.storePort()) : null);
+    this.recordingCommands = new RecordingCommands(host, this.recordings, (ep) => this.path.fast.take(ep, 'source'));
     // Sessions made together must not all do their housekeeping in the same millisecond.
     this.housekeepingTimer = env.setTimeout(() => {
       this.housekeepingTimer = env.setInterval(() => this.housekeeping(), 1000);
@@ -182,44 +220,15 @@ export class Session implements RtpHost {
         return ok(c, { endpoint_id: ep.id, tone });
       }
       case 'endpoint.create_file':
-        return this.createFile(c);
+        return this.files.create(c);
       case 'endpoint.create_bridge':
-        return this.createBridge(c, targetActor);
-      case 'endpoint.create_websocket': {
-        if (this.endpoints.size >= this.args.maxEndpoints) return this.full();
-        const id = randomUUID();
-        const token = randomUUID();
-        const ep = new WsEndpoint(id, c.params.sample_rate, c.params.direction, (reason) => this.env.wsClose(id, reason));
-        this.add(ep);
-        const timeoutMs = this.args.wsConnectTimeoutMs ?? DEFAULT_WS_CONNECT_TIMEOUT_MS;
-        this.env.setTimeout(() => {
-          if (this.endpoints.get(id) !== ep || ep.state !== 'connecting') return;
-          this.detach(ep);
-          const removedAt = Date.now();
-          ep.close('removed');
-          this.env.emit('endpoint.state_changed', { endpoint_id: id, type: 'websocket', state: 'disconnected', previous_state: 'connecting' });
-          this.env.emit('endpoint.ws.connect_timeout', { endpoint_id: id, timeout_ms: timeoutMs, removed_at_epoch_ms: removedAt });
-        }, timeoutMs);
-        return ok(c, { endpoint_id: id, connect_token: token, audio_path: `${AUDIO_PATH_PREFIX}${token}` });
-      }
+        return this.bridges.create(c, targetActor);
+      case 'endpoint.create_websocket':
+        return this.websockets.create(c);
       case 'endpoint.file.pause':
       case 'endpoint.file.resume':
-      case 'endpoint.file.seek': {
-        const ep = this.endpoints.get(c.params.endpoint_id);
-        if (!ep) return this.noEndpoint(c.params.endpoint_id);
-        if (ep.type !== 'file') return refusal('ENDPOINT_ERROR', `endpoint ${ep.id} is a ${ep.type} endpoint, not a file endpoint`);
-        const verb = c.method.slice('endpoint.file.'.length);
-        if (ep.state === 'finished') return refusal('ENDPOINT_ERROR', `file endpoint ${ep.id} has finished: it cannot ${verb} (remove it, or create a new one)`);
-        if (ep.state === 'buffering') return refusal('ENDPOINT_ERROR', `file endpoint ${ep.id} is still buffering (its download has not finished): it cannot ${verb} yet`);
-        const before = ep.state;
-        let ended = false;
-        if (c.method === 'endpoint.file.pause') ep.pause();
-        else if (c.method === 'endpoint.file.resume') ep.resume();
-        else ended = ep.seekTo(c.params.position_ms);
-        if (ep.state !== before) this.fileStateChanged(ep, before, ended);
-        if (c.method === 'endpoint.file.seek') return ok(c, { state: ep.state, position_ms: ep.positionMs });
-        return ok(c, { state: ep.state });
-      }
+      case 'endpoint.file.seek':
+        return this.files.control(c);
       case 'endpoint.update_direction': {
         const ep = this.endpoints.get(c.params.endpoint_id);
         if (!ep) return this.noEndpoint(c.params.endpoint_id);
@@ -241,13 +250,9 @@ export class Session implements RtpHost {
         return ok(c, { removed_at_epoch_ms: removedAt });
       }
       case 'recording.start':
-        return this.startRecording(c);
-      case 'recording.stop': {
-        const done = await this.recordings.stop(c.params.recording_id);
-        if (!done) return refusal('ENDPOINT_ERROR', `no recording ${c.params.recording_id} in this session (never started, already stopped, or stopped by itself: see recording.stopped)`);
-        this.retap();
-        return ok(c, done);
-      }
+        return this.recordingCommands.start(c);
+      case 'recording.stop':
+        return this.recordingCommands.stop(c);
       case 'endpoint.transfer':
         return this.transferOut(c.params.endpoint_id, c.params.target_session_id, targetActor);
       case 'session.destroy': {
@@ -261,191 +266,34 @@ export class Session implements RtpHost {
     }
   }
 
-  // ---- WebRTC endpoints: their commands and transfer are webrtc-commands.ts -----------------
-
-  private readonly webrtc: WebRtcCommands;
-
-  /** The WebRTC side (webrtc-commands.ts), given what it needs of this session. */
-  private webrtcCommands(): WebRtcCommands {
-    return new WebRtcCommands({
-      args: this.args,
-      env: this.env,
-      endpoints: this.endpoints,
-      closed: () => this.isClosed,
-      add: (ep) => this.add(ep),
-      detach: (ep) => this.detach(ep),
-      replan: () => this.replan(),
-      full: () => this.full(),
-      noEndpoint: (id) => this.noEndpoint(id),
-      endpointGone: (id) => this.recordings.endpointGone(id, 'transferred'),
-      mix: (ep, codec, payload) => this.path.mixWebRtc(ep, codec, payload),
-    });
-  }
-
-  /**
-   * A file endpoint: its source opened first (file-open.ts: a refusal creates nothing). A local
-   * file plays at once; a URL's endpoint is `buffering` until its download is decoded, then
-   * `playing`, or `finished` with `endpoint.file.finished {reason: "error"}` when it fails.
-   */
-  private async createFile(c: Extract<SessionCommand, { method: 'endpoint.create_file' }>): Promise<SessionOutcome<'endpoint.create_file'>> {
-    const { start_ms, loop_count, gain_db } = c.params;
-    if (this.endpoints.size >= this.args.maxEndpoints) return this.full();
-    const opened = await openFileSource(this.args, c.params);
-    if (!opened.ok) return opened;
-    // Opened asynchronously: the session may have closed or filled up meanwhile.
-    if (this.isClosed) return refusal('SESSION_NOT_FOUND', `session ${this.args.sessionId} closed while the file was being opened`);
-    if (this.endpoints.size >= this.args.maxEndpoints) return this.full();
-    const ep = new FileEndpoint(randomUUID(), opened.shown, 'file' in opened ? opened.file : null, start_ms, loop_count, gain_db);
-    this.add(ep);
-    if ('download' in opened) {
-      // A cached file is there at once: its state change waits a turn, so it follows this answer.
-      void Promise.all([opened.download, new Promise((r) => setImmediate(r))]).then(([got]) => {
-        if (ep.closed || this.isClosed) return;
-        if (got.ok) ep.load(got.file);
-        else ep.fail(got.message);
-        this.fileStateChanged(ep, 'buffering', ep.state === 'finished');
-      });
-    }
-    return ok(c, { endpoint_id: ep.id, state: ep.state, duration_ms: ep.state === 'buffering' ? 0 : ep.durationMs });
-  }
-
-  private async startRecording(c: Extract<SessionCommand, { method: 'recording.start' }>): Promise<SessionOutcome<'recording.start'>> {
-    const { endpoint_id, file_name } = c.params;
-    const check = () => {
-      if (endpoint_id === null) return null;
-      const ep = this.endpoints.get(endpoint_id);
-      if (!ep) return this.noEndpoint(endpoint_id);
-      if (ep.type !== 'rtp') return refusal('ENDPOINT_ERROR', `endpoint ${endpoint_id} is a ${ep.type} endpoint: only what RTP endpoints receive is recorded in this version`);
-      return null;
-    };
-    const refused = check();
-    if (refused) return refused;
-    const started = await this.recordings.start(endpoint_id, file_name);
-    if (!started.ok) return refusal(started.code, started.message);
-    const r = started.recording;
-    // The file was created asynchronously: the session may have closed or the endpoint gone meanwhile.
-    const gone = this.isClosed ? refusal('SESSION_NOT_FOUND', `session ${this.args.sessionId} closed while the recording file was being created`) : check();
-    if (gone) {
-      await this.recordings.stop(r.id);
-      return gone;
-    }
-    this.retap();
-    return ok(c, { recording_id: r.id, endpoint_id, file_path: r.filePath, started_at_epoch_ms: r.startedAt });
-  }
-
-  /**
-   * Give every RTP endpoint the tap of the recordings that hear it (null: none). A tapped source
-   * leaves the native path: a rule may have been set again while the recording's file was being
-   * created, and its packets would bypass the tap.
-   */
-  private retap(): void {
-    for (const ep of this.endpoints.values()) {
-      if (ep.type !== 'rtp') continue;
-      ep.tap = this.recordings.tapFor(ep);
-      if (ep.tap && ep.fastSource) this.path.fast.take(ep, 'source');
-    }
-  }
-
-  /** A file endpoint changed state (a command, or its clock reached the end). */
-  private fileStateChanged(ep: FileEndpoint, previous: string, ended: boolean): void {
-    this.env.emit('endpoint.state_changed', { endpoint_id: ep.id, type: 'file', state: ep.state, previous_state: previous });
-    if (ended) {
-      filesFinished.inc();
-      this.env.emit('endpoint.file.finished', { endpoint_id: ep.id, reason: ep.error ? 'error' : 'completed', played_ms: ep.frames * 20, ...(ep.error ? { error: ep.error } : {}) });
-    }
-    this.replan();
-  }
-
-  // ---- bridge endpoints: pairs wiring two sessions ------------------------------------------
-
-  private newBridge(id: string, peer: BridgeEndpoint['peer'], direction: Direction): BridgeEndpoint {
-    return new BridgeEndpoint(id, peer, direction, (reason) => this.env.bridgeDetach(peer.actor, peer.endpointId, reason === 'session closed' ? 'peer session closed' : 'peer removed'));
-  }
-
-  private async createBridge(c: Extract<SessionCommand, { method: 'endpoint.create_bridge' }>, targetActor: string | undefined): Promise<SessionOutcome<'endpoint.create_bridge'>> {
-    const target = c.params.target_session_id;
-    if (target === this.args.sessionId) return refusal('INVALID_PARAMS', 'target_session_id is this session; a bridge wires two sessions');
-    if (!targetActor) return refusal('SESSION_NOT_FOUND', `session ${target} does not exist`);
-    if (this.endpoints.size >= this.args.maxEndpoints) return this.full();
-    const peer = { actor: targetActor, sessionId: target, endpointId: randomUUID() };
-    const ep = this.newBridge(randomUUID(), peer, c.params.direction);
-    // Our side holds its place (state new, inactive) while the target makes its side.
-    this.add(ep);
-    let answer: { ok: true } | Refusal;
-    try {
-      answer = await this.env.bridgeAttach(targetActor, { endpointId: peer.endpointId, direction: mirrorDirection(c.params.direction), peerActor: this.actorId, peerSessionId: this.args.sessionId, peerEndpointId: ep.id });
-    } catch (err) {
-      answer = refusal('SESSION_NOT_FOUND', `session ${target} did not answer: ${(err as Error).message}`);
-    }
-    if (!answer.ok || this.isClosed || this.endpoints.get(ep.id) !== ep) {
-      if (this.endpoints.get(ep.id) === ep) this.detach(ep);
-      ep.close(answer.ok ? 'removed' : 'peer');
-      return answer.ok ? refusal('SESSION_NOT_FOUND', `session ${this.args.sessionId} closed while the bridge was being made`) : answer;
-    }
-    ep.state = 'connected';
-    this.env.emit('endpoint.state_changed', { endpoint_id: ep.id, type: 'bridge', state: 'connected', previous_state: 'new' });
-    this.replan();
-    return ok(c, { endpoint_id: ep.id, target_endpoint_id: peer.endpointId });
-  }
+  // ---- bridge and WebSocket endpoints: bridges.ts and websockets.ts (the actor calls these) --
 
   /** The other session of a bridge asks for our side of the pair. */
   bridgeAttach(a: BridgeAttach): { ok: true } | Refusal {
-    if (this.isClosed) return refusal('SESSION_NOT_FOUND', `session ${this.args.sessionId} is being destroyed`);
-    if (this.endpoints.size >= this.args.maxEndpoints) {
-      return refusal('LIMIT_EXCEEDED', `the target session has ${this.endpoints.size} endpoints; max_endpoints_per_session is ${this.args.maxEndpoints}`);
-    }
-    const ep = this.newBridge(a.endpointId, { actor: a.peerActor, sessionId: a.peerSessionId, endpointId: a.peerEndpointId }, a.direction);
-    ep.state = 'connected';
-    this.add(ep);
-    this.env.emit('endpoint.bridged', { endpoint_id: ep.id, peer_session_id: a.peerSessionId, peer_endpoint_id: a.peerEndpointId });
-    this.env.emit('endpoint.state_changed', { endpoint_id: ep.id, type: 'bridge', state: 'connected', previous_state: 'new' });
-    return { ok: true };
+    return this.bridges.attach(a);
   }
 
   bridgeAudio(endpointId: string, data: ArrayBuffer): void {
-    const ep = this.endpoints.get(endpointId);
-    if (ep?.type !== 'bridge' || !isSource(ep.direction)) return;
-    ep.counters.framesIn++;
-    this.path.pushPcm(ep.id, BRIDGE_RATE, new Int16Array(data), BRIDGE_QUEUE_MS);
+    this.bridges.audio(endpointId, data);
   }
 
   /** The other side went: ours goes too, with an event for our owner. */
   bridgeDetach(endpointId: string, reason: 'peer removed' | 'peer session closed'): void {
-    const ep = this.endpoints.get(endpointId);
-    if (ep?.type !== 'bridge') return;
-    this.detach(ep);
-    const removedAt = Date.now();
-    ep.close('peer');
-    this.env.emit('endpoint.bridge.removed', { endpoint_id: ep.id, peer_session_id: ep.peer.sessionId, reason, removed_at_epoch_ms: removedAt });
+    this.bridges.detach(endpointId, reason);
   }
-
-  // ---- WebSocket endpoints: their client's socket is the front's --------------------------
 
   /** The client dialled in with the endpoint's token; false when the endpoint is gone (the front closes the socket). */
   wsOpened(endpointId: string): boolean {
-    const ep = this.endpoints.get(endpointId);
-    if (ep?.type !== 'websocket' || ep.state !== 'connecting' || this.isClosed) return false;
-    ep.state = 'connected';
-    this.env.emit('endpoint.state_changed', { endpoint_id: ep.id, type: 'websocket', state: 'connected', previous_state: 'connecting' });
-    this.replan();
-    return true;
+    return this.websockets.opened(endpointId);
   }
 
   wsAudio(endpointId: string, data: Uint8Array): void {
-    const ep = this.endpoints.get(endpointId);
-    if (ep?.type !== 'websocket' || ep.state !== 'connected') return;
-    const pcm = ep.samples(data);
-    if (pcm.length > 0 && isSource(ep.direction)) this.path.pushPcm(ep.id, ep.sampleRate, pcm, WS_QUEUE_MS);
+    this.websockets.audio(endpointId, data);
   }
 
   /** The client's socket closed (the client, the front's overload guard, or our own close). */
   wsClosed(endpointId: string): void {
-    const ep = this.endpoints.get(endpointId);
-    if (ep?.type !== 'websocket' || ep.state !== 'connected') return;
-    ep.state = 'disconnected';
-    this.path.forget(ep.id);
-    this.env.emit('endpoint.state_changed', { endpoint_id: ep.id, type: 'websocket', state: 'disconnected', previous_state: 'connected' });
-    this.replan();
+    this.websockets.closed(endpointId);
   }
 
   private async newRtp(direction: Direction): Promise<{ ok: true; ep: RtpEndpoint } | { ok: false; outcome: Refusal }> {
@@ -600,7 +448,7 @@ export class Session implements RtpHost {
         toneFinished.inc();
         this.env.emit('endpoint.tone.finished', { endpoint_id: ep.id, tone: ep.tone, played_ms: ep.frames * 20 });
       } else if (ep.type === 'file' && ep.advance()) {
-        this.fileStateChanged(ep, 'playing', true);
+        this.files.stateChanged(ep, 'playing', true);
       }
     }
     return finished;

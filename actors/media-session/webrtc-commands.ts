@@ -2,8 +2,8 @@
  * A session's WebRTC side: the `endpoint.webrtc.*` commands (create_from_offer, create_offer,
  * accept_answer with its generation check, accept_offer, ice_restart with its conflict count),
  * the endpoints' host (state changes and media into the session), and `endpoint.transfer` of a
- * WebRTC endpoint, out and in. Split from session.ts, which keeps the routing, the mixer and
- * every other endpoint kind; what this needs of the session is the narrow `WebRtcSession`.
+ * WebRTC endpoint, out and in. Split from session.ts, which keeps the endpoints (routing and
+ * the mixer are media-path.ts's); what this needs of the session is the narrow `WebRtcSession`.
  *
  * Transfer: the werift peer connection cannot leave its thread (webrtc-endpoint.ts says why),
  * so the endpoint object moves through the thread's `webrtcShelf` to a target session of the
@@ -15,23 +15,13 @@ import { threadId } from 'node:worker_threads';
 import { checkOfferGeneration } from '../../protocols/media/sdp/webrtc.js';
 import type { CodecName } from '../../protocols/media/types.js';
 import { iceRestartConflicts, transfers } from './metrics.js';
-import { sessionIdOf, type AdoptOutcome, type Refusal, type SessionArgs, type SessionCommand, type SessionOutcome, type SessionResults, type SessionMethod } from './messages.js';
-import type { Endpoint, SessionEnv } from './session.js';
+import { sessionIdOf, type AdoptOutcome, type Refusal, type SessionCommand, type SessionOutcome, type SessionResults, type SessionMethod } from './messages.js';
+import type { SessionHost } from './session.js';
 import type { WebRtcEndpointSnapshot } from './snapshot.js';
 import { WebRtcEndpoint, webrtcShelf, type WebRtcHost } from './webrtc-endpoint.js';
 
-/** What the WebRTC side needs of its session. */
-export interface WebRtcSession {
-  args: SessionArgs;
-  env: SessionEnv;
-  endpoints: ReadonlyMap<string, Endpoint>;
-  closed(): boolean;
-  /** Put an endpoint into routing / take it out. */
-  add(ep: WebRtcEndpoint): void;
-  detach(ep: WebRtcEndpoint): void;
-  replan(): void;
-  full(): Refusal;
-  noEndpoint(id: string): Refusal;
+/** What the WebRTC side needs of its session: what the other endpoint kinds' helpers get (session.ts), and two more. */
+export interface WebRtcSession extends Pick<SessionHost, 'args' | 'env' | 'endpoints' | 'closed' | 'add' | 'detach' | 'replan' | 'full' | 'noEndpoint'> {
   /** Transfer rule 2: the recordings of the endpoint stop. */
   endpointGone(id: string): void;
   /** A payload the peer sent, for the mixer (when someone hears the endpoint). */
