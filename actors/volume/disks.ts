@@ -339,12 +339,28 @@ async function moveMount(device: string, from: string, to: string): Promise<void
   }
 }
 
-/** Unmount a volume and remove its (now empty) mount point. Fails with UNMOUNT_FAILED while files are open on it. */
+/** Tries of an unmount refused as busy, and the pause after each: a holder that goes in a moment (a scan, a probe) is waited out. */
+const UNMOUNT_BUSY_TRIES = 5;
+const UNMOUNT_BUSY_PAUSE_MS = 200;
+
+/**
+ * Unmount a volume and remove its (now empty) mount point. Fails with UNMOUNT_FAILED while files
+ * are open on it: "target is busy" is tried again for about a second first (CI once saw it right
+ * after a fresh provision, from a holder that was gone a moment later), any other failure at once.
+ */
 export async function unmountVolume(mountPoint: string): Promise<void> {
-  try {
-    await command('umount', [mountPoint]);
-  } catch (err) {
-    throw new DiskError('UNMOUNT_FAILED', `unmounting ${mountPoint} failed: ${(err as Error).message}`);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await command('umount', [mountPoint]);
+      break;
+    } catch (err) {
+      const message = (err as Error).message;
+      if (/target is busy/i.test(message) && attempt < UNMOUNT_BUSY_TRIES) {
+        await new Promise((r) => setTimeout(r, UNMOUNT_BUSY_PAUSE_MS));
+        continue;
+      }
+      throw new DiskError('UNMOUNT_FAILED', `unmounting ${mountPoint} failed${attempt > 1 ? ` (busy, ${attempt} tries)` : ''}: ${message}`);
+    }
   }
   await rmdir(mountPoint).catch(() => undefined);
 }
