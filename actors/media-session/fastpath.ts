@@ -17,7 +17,7 @@
  * - Peer addresses come from C as bytes and are turned into the strings Node's dgram would
  *   give (`1.2.3.4`, `::ffff:1.2.3.4`, RFC 5952 IPv6), IPv4 ones through a small cache.
  */
-import { createRequire } from 'node:module';
+import { loadAddon } from '../../runtime/native-addon.js';
 
 /**
  * Indexes of the Float64Array that carries a rule's state between JS and C (the enum in
@@ -87,24 +87,20 @@ export let nativeUnavailable = '';
 /** The addon for this thread, or null (forced off, or it cannot load). */
 export function fastpath(): NativeFastPath | null {
   if (addon !== undefined) return addon;
-  addon = null;
-  if (process.env.HOSTD_MEDIA_NATIVE === '0') {
-    nativeUnavailable = 'HOSTD_MEDIA_NATIVE=0';
-    return null;
-  }
-  try {
-    const require = createRequire(import.meta.url);
-    const loaded = require(new URL('../../../native/rtp-fastpath/build/Release/rtp_fastpath.node', import.meta.url).pathname) as NativeFastPath;
-    const names = loaded.STATE_FIELD_NAMES as readonly string[] | undefined;
-    const mismatch = !names ? 'the addon names no state fields (STATE_FIELD_NAMES)' : loaded.STATE_FIELDS !== STATE_FIELDS ? `addon state layout has ${loaded.STATE_FIELDS} fields, expected ${STATE_FIELDS}` : layoutMismatch(names);
-    if (mismatch) throw new Error(`${mismatch}: rebuild it (npm run build:native)`);
-    loaded.onPackets(dispatch);
-    addon = loaded;
-  } catch (err) {
-    nativeUnavailable = (err as Error).message;
-    process.emitWarning(`media bridge: the native packet path (native/rtp-fastpath) is not available, using dgram: ${nativeUnavailable}`, 'HostdMediaWarning');
-  }
-  return addon;
+  const load = loadAddon<NativeFastPath>({
+    file: new URL('../../../native/rtp-fastpath/build/Release/rtp_fastpath.node', import.meta.url),
+    offEnv: 'HOSTD_MEDIA_NATIVE',
+    build: 'npm run build:native',
+    check: (loaded) => {
+      const names = loaded.STATE_FIELD_NAMES as readonly string[] | undefined;
+      return !names ? 'the addon names no state fields (STATE_FIELD_NAMES)' : loaded.STATE_FIELDS !== STATE_FIELDS ? `addon state layout has ${loaded.STATE_FIELDS} fields, expected ${STATE_FIELDS}` : layoutMismatch(names);
+    },
+    ready: (loaded) => loaded.onPackets(dispatch),
+    warning: (why) => `media bridge: the native packet path (native/rtp-fastpath) is not available, using dgram: ${why}`,
+    warningType: 'HostdMediaWarning',
+  });
+  nativeUnavailable = load.unavailable;
+  return (addon = load.addon);
 }
 
 export function setReceiver(handle: number, fn: NativeReceiver | undefined): void {

@@ -35,6 +35,9 @@ const key = (address: string, port: number) => `${address}|${port}`;
 export class Transport {
   private readonly conns = new Map<string, net.Socket>();
 
+  /** The port UDP and TCP listen on (read once: every response's Contact asks for it, and address() is a system call). */
+  readonly port: number;
+
   private constructor(
     private readonly o: TransportOptions,
     private readonly udp: dgram.Socket,
@@ -43,9 +46,6 @@ export class Transport {
   ) {
     this.port = udp.address().port;
   }
-
-  /** The port UDP and TCP listen on (read once: every response's Contact asks for it, and address() is a system call). */
-  readonly port: number;
 
   static async open(o: TransportOptions, events: TransportEvents): Promise<Transport> {
     const type = net.isIPv6(o.host) ? 'udp6' : 'udp4';

@@ -14,7 +14,7 @@
  * chunkNonce, chunkAad, VolumeKdf): SliceKeys derives them once per slice, as SliceSealer does there.
  */
 import { createCipheriv, createDecipheriv, type CipherGCM, type DecipherGCM } from 'node:crypto';
-import { createRequire } from 'node:module';
+import { loadAddon } from '../../runtime/native-addon.js';
 import { chunkAad, chunkNonce, SealError, sliceKey, TAG_BYTES } from '../../protocols/objstore/crypto-format.js';
 import { SLICE_HEADER_BYTES, type SliceHeader } from '../../protocols/objstore/slice-format.js';
 
@@ -34,19 +34,15 @@ export let nativeUnavailable = '';
 /** The addon for this thread, or null (forced off, or it cannot load: node:crypto then). */
 export function nativeAesGcm(): NativeAesGcm | null {
   if (addon !== undefined) return addon;
-  addon = null;
-  if (process.env.HOSTD_AES_NATIVE === '0') {
-    nativeUnavailable = 'HOSTD_AES_NATIVE=0';
-    return null;
-  }
-  try {
-    const require = createRequire(import.meta.url);
-    addon = require(new URL('../../../native/aes-gcm/build/Release/aes_gcm.node', import.meta.url).pathname) as NativeAesGcm;
-  } catch (err) {
-    nativeUnavailable = `${(err as Error).message.split('\n')[0]} (build it: node-gyp rebuild --directory native/aes-gcm)`;
-    process.emitWarning(`volume: the native AES-GCM (native/aes-gcm) is not available, sealing with node:crypto: ${nativeUnavailable}`, 'HostdVolumeWarning');
-  }
-  return addon;
+  const load = loadAddon<NativeAesGcm>({
+    file: new URL('../../../native/aes-gcm/build/Release/aes_gcm.node', import.meta.url),
+    offEnv: 'HOSTD_AES_NATIVE',
+    build: 'node-gyp rebuild --directory native/aes-gcm',
+    warning: (why) => `volume: the native AES-GCM (native/aes-gcm) is not available, sealing with node:crypto: ${why}`,
+    warningType: 'HostdVolumeWarning',
+  });
+  nativeUnavailable = load.unavailable;
+  return (addon = load.addon);
 }
 
 /** A slice's key and AAD, derived once (HKDF, its extract step once per volume key) and used for each of its chunks. */
