@@ -107,7 +107,7 @@ async function start(ctx: ActorContext<null, ObjstoreArgs>): Promise<Running> {
   const hotplug = new Hotplug({ volumes, notifier, log: ctx.log, scanIntervalMs: args.deviceScanIntervalMs, disableUdev: args.disableUdev });
   const server = createFront(
     (r, url, query) => (url.startsWith('/$/') ? handleManage(store, volumes, scheduler, r, url, query, { notifier, hotplug, identify, journal, snapshots }) : handleObject(store, r, url, query)),
-    { maxHeaderBytes: args.maxHeaderBytes, headersTimeoutMs: args.headersTimeoutMs, keepAliveTimeoutMs: args.keepAliveTimeoutMs },
+    { maxHeaderBytes: args.maxHeaderBytes, headersTimeoutMs: args.headersTimeoutMs, keepAliveTimeoutMs: args.keepAliveTimeoutMs, bodyIdleTimeoutMs: args.bodyIdleTimeoutMs },
   );
   let port: number;
   try {

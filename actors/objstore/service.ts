@@ -15,7 +15,7 @@ import { objstoreCommand } from './commands.js';
 
 export const objstoreSettings = {
   ioTimeoutMs: int({ env: 'OBJSTORE_IO_TIMEOUT_MS', flag: 'objstore-io-timeout-ms', description: 'A disk operation slower than this fails (the disk counts as not answering)', min: 100, max: 600_000, default: 10_000 }),
-  bodyIdleTimeoutMs: int({ env: 'OBJSTORE_BODY_IDLE_TIMEOUT_MS', flag: 'objstore-body-idle-timeout-ms', description: 'A PUT body that stalls this long is answered 455 and dropped', min: 100, max: 600_000, default: 30_000 }),
+  bodyIdleTimeoutMs: int({ env: 'OBJSTORE_BODY_IDLE_TIMEOUT_MS', flag: 'objstore-body-idle-timeout-ms', description: 'A PUT body that stalls this long is answered 455 and dropped (a management request\'s body: 408 BODY_TIMEOUT)', min: 100, max: 600_000, default: 30_000 }),
   sendIdleTimeoutMs: int({ env: 'OBJSTORE_SEND_IDLE_TIMEOUT_MS', flag: 'objstore-send-idle-timeout-ms', description: 'A GET whose client takes nothing of the body this long is cut (and logged); a slow reader that makes progress is never cut', min: 100, max: 3_600_000, default: 60_000 }),
   headersTimeoutMs: int({ env: 'OBJSTORE_HEADERS_TIMEOUT_MS', flag: 'objstore-headers-timeout-ms', description: 'A request line and headers that take longer than this to arrive are answered 408 and the connection closed', min: 100, max: 600_000, default: 20_000 }),
   keepAliveTimeoutMs: int({ env: 'OBJSTORE_KEEPALIVE_TIMEOUT_MS', flag: 'objstore-keepalive-timeout-ms', description: 'An idle keep-alive connection on port 80 is closed after this', min: 100, max: 600_000, default: 5_000 }),

@@ -10,7 +10,7 @@ import { handleManage } from '../../actors/objstore/http/manage.js';
 import { handleObject } from '../../actors/objstore/http/objects.js';
 import { closeFront, createFront, listenFront, type FrontHandler, type FrontOptions } from '../../actors/objstore/http/server.js';
 
-export const FRONT_DEFAULTS: FrontOptions = { maxHeaderBytes: 16 * 1024, headersTimeoutMs: 2000, keepAliveTimeoutMs: 5000 };
+export const FRONT_DEFAULTS: FrontOptions = { maxHeaderBytes: 16 * 1024, headersTimeoutMs: 2000, keepAliveTimeoutMs: 5000, bodyIdleTimeoutMs: 2000 };
 
 /** The store's routes with nothing behind: what needs no store is answered, the rest would throw. */
 export const storeless: FrontHandler = (r, url, query) => {

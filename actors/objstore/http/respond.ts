@@ -23,11 +23,13 @@ export interface Reply {
   done: boolean;
   /** Run `fn` when the client goes away before the answer is out (at once if it has). */
   onAbort(fn: () => void): void;
+  /** How long a small body (collectBody) may stall before it is answered 408 (0: never). */
+  bodyIdleMs: number;
 }
 
-export function reply(req: IncomingMessage, res: ServerResponse): Reply {
+export function reply(req: IncomingMessage, res: ServerResponse, bodyIdleMs = 0): Reply {
   const hooks: Array<() => void> = [];
-  const r: Reply = { req, res, aborted: false, done: false, onAbort: (fn) => (r.aborted ? fn() : void hooks.push(fn)) };
+  const r: Reply = { req, res, aborted: false, done: false, bodyIdleMs, onAbort: (fn) => (r.aborted ? fn() : void hooks.push(fn)) };
   res.once('close', () => {
     if (res.writableFinished) return;
     r.aborted = true;
@@ -140,26 +142,46 @@ export function expectContinue(r: Reply): void {
   if (!r.aborted && !r.done && !r.res.headersSent && /^100-continue$/i.test(header(r.req, 'expect'))) r.res.writeContinue();
 }
 
-/** A request body of at most `limit` bytes; null when it is larger (the rest is not read). */
+/**
+ * A request body of at most `limit` bytes; null when it is larger (the rest is not read), when
+ * the client went away, or when it stalled for `r.bodyIdleMs` (then answered here: 408
+ * BODY_TIMEOUT, the connection closed — a client that promises a body and stops must not hold a
+ * handler for ever).
+ */
 export function collectBody(r: Reply, limit: number): Promise<Buffer | null> {
   expectContinue(r);
   return new Promise((resolve) => {
     const parts: Buffer[] = [];
     let size = 0;
+    let idle: NodeJS.Timeout | undefined;
+    const stop = (value: Buffer | null) => {
+      clearTimeout(idle);
+      r.req.off('data', onData);
+      resolve(value);
+    };
+    const arm = () => {
+      if (!r.bodyIdleMs) return;
+      clearTimeout(idle);
+      idle = setTimeout(() => {
+        sendError(r, 408, 'BODY_TIMEOUT', `received ${size} bytes of the body, then nothing for ${r.bodyIdleMs} ms`, [], true);
+        stop(null);
+      }, r.bodyIdleMs);
+    };
     const onData = (chunk: Buffer) => {
       size += chunk.byteLength;
       if (size > limit) {
-        r.req.off('data', onData);
         r.req.pause();
-        resolve(null);
+        stop(null);
         return;
       }
       parts.push(chunk);
+      arm();
     };
     r.req.on('data', onData);
-    r.req.once('end', () => size <= limit && resolve(Buffer.concat(parts)));
+    r.req.once('end', () => size <= limit && stop(Buffer.concat(parts)));
     // A client gone mid-body: nothing to answer; resolve so the handler ends.
-    r.onAbort(() => resolve(null));
+    r.onAbort(() => stop(null));
+    if (!r.req.complete) arm();
   });
 }
 

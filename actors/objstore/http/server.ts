@@ -24,6 +24,8 @@ export interface FrontOptions {
   headersTimeoutMs: number;
   /** An idle keep-alive connection is closed after this. */
   keepAliveTimeoutMs: number;
+  /** A small body (the management API's) that stalls this long is answered 408 (respond.ts collectBody). */
+  bodyIdleTimeoutMs: number;
 }
 
 /** A request the routes see: its reply, its raw path (percent-encoded, no query) and its query. */
@@ -56,9 +58,9 @@ function lineOf(socket: Socket): Line {
   return line;
 }
 
-function onRequest(handle: FrontHandler, req: IncomingMessage, res: ServerResponse): void {
+function onRequest(handle: FrontHandler, req: IncomingMessage, res: ServerResponse, opts: FrontOptions): void {
   const line = lineOf(req.socket);
-  const entry = { res, start: () => dispatch(handle, req, res) };
+  const entry = { res, start: () => dispatch(handle, req, res, opts) };
   line.owed.push(entry);
   let paid = false;
   const pay = () => {
@@ -79,8 +81,8 @@ function onRequest(handle: FrontHandler, req: IncomingMessage, res: ServerRespon
   if (line.owed.length === 1) entry.start();
 }
 
-function dispatch(handle: FrontHandler, req: IncomingMessage, res: ServerResponse): void {
-  const r = reply(req, res);
+function dispatch(handle: FrontHandler, req: IncomingMessage, res: ServerResponse, opts: FrontOptions): void {
+  const r = reply(req, res, opts.bodyIdleTimeoutMs);
   if (req.rawHeaders.length / 2 > MAX_HEADERS) return sendError(r, 431, 'TOO_MANY_HEADERS', `a request may have at most ${MAX_HEADERS} headers`, [], true);
   if (req.httpVersionMajor === 1 && req.httpVersionMinor === 1 && req.headers.host === undefined) {
     return sendError(r, 400, 'MISSING_HOST', 'an HTTP/1.1 request must have a Host header (RFC 9112 section 3.2)', [], true);
@@ -158,13 +160,13 @@ export function createFront(handle: FrontHandler, opts: FrontOptions): http.Serv
       connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(opts.headersTimeoutMs / 4))),
       noDelay: true,
     },
-    (req, res) => onRequest(handle, req, res),
+    (req, res) => onRequest(handle, req, res, opts),
   );
   // One more than the limit, so a request over it can be told apart (and refused).
   server.maxHeadersCount = MAX_HEADERS + 1;
   // A slow reader making progress is never cut by the server (http/stream.ts watches progress).
   server.timeout = 0;
-  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => onRequest(handle, req, res));
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => onRequest(handle, req, res, opts));
   // CONNECT (a tunnel) is not routed by Node's server: refused here, with an answer.
   server.on('connect', (req: IncomingMessage, socket: Socket) => rawAnswer(socket, 405, 'METHOD_NOT_ALLOWED', `CONNECT is not supported (${JSON.stringify((req.url ?? '').slice(0, 64))})`));
   server.on('clientError', (err: Error & { code?: string }, socket: Socket) => onClientError(err, socket, opts));
