@@ -202,6 +202,12 @@ test('rekey during native forwarding: the old key works for 5 s (on the JS path)
   await sleep(4800);
   await a.sendSine(legA.bridge, { freq: 500, ms: 400, srtp: newSend, seq: 160 });
   await waitNative(t, c, legA.id, (n) => n?.source === true, 'native again with the new key');
+  // The new-key packets still on their way (a loaded machine forwards them late) land before
+  // the count is taken: wait until B has had nothing for 150 ms.
+  for (let last = -1, until = Date.now() + 3000; b.received.length !== last && Date.now() < until; ) {
+    last = b.received.length;
+    await sleep(150);
+  }
   const before = await endpointInfo(c, legA.id);
   const at1 = b.received.length;
   await a.sendSine(legA.bridge, { freq: 500, ms: 200, srtp: oldSend, seq: 200 });
