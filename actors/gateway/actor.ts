@@ -79,7 +79,11 @@ export default defineActor<GatewayProtocol, null, GatewayArgs, Live>({
     let calls!: Calls;
     let media: MediaLink | null = null;
     const httpOwners = new HttpOwners({ log, timeoutMs: CALLBACK_TIMEOUT_MS });
-    const control = new Control({ routes, calls: () => calls, media: () => media, log, accepting: () => status.accepting, http: httpOwners });
+    // The SIP server keeps a copy of the routes (protocols/gateway/routes.ts RouteCopy) and
+    // routes the INVITEs they select without a route.lookup message: sent on every change, on
+    // the drain's start and after each (re)attach (a restarted SIP server has none).
+    const sendRouteCopy = () => server.send({ type: 'routeCopy', from: ctx.id, tag: a.tag, routes: routes.all(), accepting: status.accepting }, { handover: true });
+    const control = new Control({ routes, calls: () => calls, media: () => media, log, accepting: () => status.accepting, http: httpOwners, routesChanged: sendRouteCopy });
     calls = new Calls({ server, self: ctx.id, routes, owners: control, log, answerTimeoutMs: a.answerTimeoutMs, accepting: () => status.accepting });
     media = await loadMediaLink(a, ctx, () => control);
     ctx.onCleanup(() => media?.close());
@@ -91,7 +95,10 @@ export default defineActor<GatewayProtocol, null, GatewayArgs, Live>({
     const check = async () => {
       try {
         const info = await server.request({ type: 'info' }, { timeoutMs: 2000 });
-        if (info.tags[a.tag] !== ctx.id) await server.request({ type: 'attach', tag: a.tag, gateway: ctx.id }, { timeoutMs: 2000 });
+        if (info.tags[a.tag] !== ctx.id) {
+          await server.request({ type: 'attach', tag: a.tag, gateway: ctx.id }, { timeoutMs: 2000 });
+          sendRouteCopy();
+        }
         if (!status.attached) log.info({ tag: a.tag }, 'attached to the SIP server');
         status.attached = true;
       } catch (err) {
@@ -116,6 +123,7 @@ export default defineActor<GatewayProtocol, null, GatewayArgs, Live>({
       },
       onStart: (reason, maxWaitMs) => {
         status.accepting = false;
+        sendRouteCopy();
         control.broadcast('gateway.draining', { reason, maxWaitMs });
         if (a.drainsSipServer) void server.request({ type: 'acceptingNew', value: false }, { timeoutMs: 2000 }).catch((err: Error) => log.warn({ err: err.message }, 'the SIP server could not be told to refuse new calls'));
       },

@@ -144,9 +144,11 @@ export class Calls {
       }
       case 'sip.cancelled': {
         const call = this.calls.get(ev.callId);
-        if (!call || call.key !== ev.key || call.state !== 'offered') return;
+        // 'up' without a dialog: the application's answer crossed the CANCEL (or the 408), and
+        // the SIP server dropped the 200 (a 2xx would have made the dialog, and no cancel after it)
+        if (!call || call.key !== ev.key || !(call.state === 'offered' || (call.state === 'up' && call.dialog === undefined))) return;
         this.o.log.info({ callId: ev.callId, reason: ev.reason }, 'inbound call cancelled before the answer');
-        this.end(call, ev.reason === 'cancel' ? 'cancelled' : 'timeout');
+        this.end(call, call.state === 'up' ? null : ev.reason === 'cancel' ? 'cancelled' : 'timeout'); // an answered one is counted already
         this.o.owners.emit(call.owner, 'sip.cancelled', { callId: call.callId, reason: ev.reason });
         return;
       }
@@ -204,10 +206,9 @@ export class Calls {
     call.state = 'up';
     setupSeconds.observe({ direction: 'inbound' }, (performance.now() - call.startedAt) / 1000);
     callsTotal.inc({ direction: 'inbound', outcome: 'answered' });
-    this.o.server.request({ type: 'respond', key: call.key!, status: 200, body: a.sdp, contentType: SDP }, { handover: true }).catch((err: unknown) => {
-      this.o.log.info({ callId: call.callId, err: (err as Error).message }, 'the 200 could not be sent (cancelled meanwhile)');
-      this.end(call, null);
-    });
+    // A cast: should the INVITE be cancelled (or time out) meanwhile, the SIP server drops the
+    // 200 and the `sip.cancelled` it sent ends the call (onEvent).
+    this.o.server.send({ type: 'answer', key: call.key!, status: 200, body: a.sdp, contentType: SDP }, { handover: true });
   }
 
   private notAnswered(call: Call, err: unknown): void {
@@ -254,12 +255,10 @@ export class Calls {
     this.respond(key, 501);
   }
 
+  /** Answer a server transaction: a cast (the SIP server logs a refusal; a gone transaction is no error). */
   private respond(key: string, status: number, reason?: string, headers: SipHeader[] = [], sdp?: string): void {
     const body = sdp !== undefined ? { body: sdp, contentType: SDP } : {};
-    this.o.server.request({ type: 'respond', key, status, ...(reason ? { reason } : {}), ...(headers.length ? { headers } : {}), ...body }, { handover: true }).catch((err: unknown) => {
-      // NO_TRANSACTION: the INVITE was cancelled or timed out meanwhile; nothing to answer.
-      if (refusalOf<SipServerProtocol>(err) !== 'NO_TRANSACTION') this.o.log.warn({ err: (err as Error).message, status }, 'SIP answer refused');
-    });
+    this.o.server.send({ type: 'answer', key, status, ...(reason ? { reason } : {}), ...(headers.length ? { headers } : {}), ...body }, { handover: true });
   }
 
   // ---- control commands ----

@@ -52,6 +52,8 @@ export interface ControlOptions {
   accepting: () => boolean;
   /** Owners of HTTP-owned calls (their receiverUrl takes what a connection would). */
   http: HttpOwners;
+  /** The route table changed (a registration or a closed connection's release). */
+  routesChanged: () => void;
 }
 
 export class Control implements Owners {
@@ -85,6 +87,7 @@ export class Control implements Owners {
       p.reject(new AskError('gone', 'the control connection closed'));
     }
     this.o.routes.release(conn.id);
+    this.o.routesChanged();
     const calls = this.o.calls();
     const n = calls.countOf(conn.id);
     calls.releaseOwner(conn.id);
@@ -150,6 +153,7 @@ export class Control implements Owners {
         if (!this.o.accepting()) throw new CommandError('SHUTTING_DOWN', 'the gateway takes no route registrations (draining)');
         const r = this.o.routes.register(conn.id, c.params.routes);
         if (!r.ok) throw new CommandError('ROUTE_CONFLICT', `route ${r.route.match} ${JSON.stringify(r.route.value)} is held by another connection`);
+        this.o.routesChanged();
         this.o.log.info({ ns: 'control', conn: conn.id, routes: c.params.routes.length }, 'routes registered');
         return { routes: this.o.routes.routesOf(conn.id) };
       }

@@ -16,11 +16,7 @@ export const setupSeconds = new client.Histogram({
   buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
 });
 
-export const routeLookupsTotal = new client.Counter({
-  name: 'gateway_route_lookups_total',
-  help: 'Route lookups answered, by outcome (route, fallback, fallback-failed, not-found)',
-  labelNames: ['outcome'],
-});
+export { routeLookupsTotal } from './route-metrics.js';
 
 export const controlConnections = new client.Gauge({ name: 'gateway_control_connections', help: 'Open control WebSocket connections' });
 

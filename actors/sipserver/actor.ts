@@ -11,7 +11,8 @@ import type { SipServerArgs, SipServerProtocol } from './messages.js';
 import { CoreError, SipCore } from './core.js';
 import { Transport } from './transport.js';
 import { CastBatcher } from './casts.js';
-import { askRouteActor, type RouteHandlerProtocol } from './routing.js';
+import { askRouteActor, lookupLocally, type RouteHandlerProtocol } from './routing.js';
+import { CopiedRoutes } from '../../protocols/gateway/routes.js';
 
 type GatewayProtocol = Protocol<SipServerCast>;
 
@@ -19,6 +20,8 @@ interface Live {
   core: SipCore;
   transport: Transport;
   casts: CastBatcher;
+  /** The local route handler's routes (`routeCopy`). */
+  copied: CopiedRoutes;
 }
 
 function refusing<T>(fn: () => T): T {
@@ -52,9 +55,10 @@ export default defineActor<SipServerProtocol, { acceptingNew: boolean }, SipServ
       }, ms);
     const core = new SipCore(a, log, (gateway, event) => casts.cast(gateway, event), timer);
     core.acceptingNew = ctx.state.acceptingNew;
+    const copied = new CopiedRoutes();
     if (a.routeActor) {
       const handler = ctx.ref<RouteHandlerProtocol>(a.routeActor);
-      core.lookup = (query) => askRouteActor(handler, query, a.routeTimeoutMs);
+      core.lookup = (query) => lookupLocally(copied, query) ?? askRouteActor(handler, query, a.routeTimeoutMs);
     }
     const transport = await Transport.open(
       { host: a.host, port: a.port, maxMessageBytes: a.maxMessageBytes, maxConnections: a.maxConnections, tcpIdleMs: a.tcpIdleMs },
@@ -77,7 +81,7 @@ export default defineActor<SipServerProtocol, { acceptingNew: boolean }, SipServ
     );
     core.transport = transport;
     log.info({ host: a.host, port: transport.port, routeUrl: a.routeUrl, ...(a.routeActor ? { routeActor: a.routeActor } : {}) }, 'SIP server listening (UDP and TCP)');
-    return { core, transport, casts };
+    return { core, transport, casts, copied };
   },
   close: async ({ core, transport, casts }) => {
     core.close();
@@ -99,6 +103,23 @@ export default defineActor<SipServerProtocol, { acceptingNew: boolean }, SipServ
       }
       return { sent: true as const };
     }),
+    // The same as a cast: a refusal has no one to go back to, so it is logged.
+    answer: (msg, ctx, { core, casts }) => {
+      try {
+        core.respond(msg);
+      } catch (err) {
+        if (!(err instanceof CoreError)) throw err;
+        if (err.code === 'NO_TRANSACTION') ctx.log.info({ key: msg.key, status: msg.status }, `answer dropped: ${err.message}`);
+        else ctx.log.warn({ key: msg.key, status: msg.status, code: err.code }, `answer refused: ${err.message}`);
+      } finally {
+        casts.flush();
+      }
+      return { sent: true as const };
+    },
+    routeCopy: (msg, ctx, { copied }) => {
+      if (msg.from === ctx.args.routeActor) copied.set(msg);
+      return { routes: copied.size };
+    },
     request: async (msg, _ctx, { core, casts }) => {
       try {
         const res = await core.request(msg);

@@ -7,6 +7,7 @@
  * survives); the receiver parses it again with protocols/sip `parseMessage`.
  */
 import type { Protocol } from '../../runtime/index.js';
+import type { RouteCopy } from '../../protocols/gateway/routes.js';
 
 export const SIPSERVER_ID = 'sipserver';
 
@@ -24,7 +25,20 @@ export type SipServerMsg =
    * tag of the transaction, a Contact on a 2xx to INVITE when none is given, and retransmits a
    * 2xx to INVITE until its ACK.
    */
-  | { type: 'respond'; key: string; status: number; reason?: string; headers?: SipHeader[]; body?: string; contentType?: string }
+  | ({ type: 'respond' } & Answer)
+  /**
+   * `respond` sent as a cast (the gateway's way, one message a call fewer each way than a
+   * request and its reply): nothing comes back. A refusal is logged here, at info when the
+   * transaction is gone (cancelled or timed out meanwhile: the gateway was sent `sip.cancelled`
+   * for an INVITE), at warn otherwise.
+   */
+  | ({ type: 'answer' } & Answer)
+  /**
+   * The local route handler's table (`routeActor` only; a cast, sent on every change and after
+   * each attach): new INVITEs one of its routes selects are routed to `tag` here, without a
+   * `route.lookup` message; everything else is still asked (not found, fallback, drain).
+   */
+  | ({ type: 'routeCopy'; from: string } & RouteCopy)
   /**
    * Send a request inside a dialog the sipserver holds (BYE, re-INVITE, INFO...). The final
    * response is the reply; provisional responses are not reported.
@@ -46,6 +60,16 @@ export type SipServerMsg =
   /** Bound ports, attached tags, counts (tests bind port 0 and read the port here). */
   | { type: 'info' };
 
+/** What answers a server transaction (`respond`, `answer`). */
+export interface Answer {
+  key: string;
+  status: number;
+  reason?: string;
+  headers?: SipHeader[];
+  body?: string;
+  contentType?: string;
+}
+
 export interface SipServerInfo {
   udpPort: number;
   tcpPort: number;
@@ -61,6 +85,8 @@ export interface SipServerReplies {
   attach: { tag: string };
   detach: { tag: string; detached: boolean };
   respond: { sent: true };
+  answer: { sent: true };
+  routeCopy: { routes: number };
   request: { status: number; reason: string; raw: string };
   invite: { status: number; reason: string; raw: string; dialog?: string };
   cancel: { cancelling: boolean };

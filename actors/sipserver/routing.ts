@@ -14,6 +14,8 @@
  * - `proxy` → 501: the SIP server is a UAS/B2BUA, it does not forward (docs say why).
  * - By message: no reply within the deadline → 503 timeout; the gateway actor not running or
  *   failing → 503 unreachable (as a handler that cannot be reached).
+ * - With the local gateway as the handler, a new INVITE its copied routes select
+ *   (`lookupLocally`) is routed to its tag at once; only the rest is asked.
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -21,6 +23,9 @@ import type { SipRequest } from '../../protocols/sip/index.js';
 import { formatUri, isSipUri } from '../../protocols/sip/index.js';
 import { ActorError, type ActorRef, type Protocol } from '../../runtime/index.js';
 import type { RouteLookup, RouteLookupReplies, RouteQuery } from './gateway-messages.js';
+import type { CopiedRoutes } from '../../protocols/gateway/routes.js';
+// the route handler's own count: a route answered from its copy is one it would have answered
+import { routeLookupsTotal } from '../gateway/route-metrics.js';
 
 export type RouteDecision =
   | { action: 'reject'; status: number; reason?: string }
@@ -56,6 +61,18 @@ export async function askRouteActor(handler: ActorRef<RouteHandlerProtocol>, que
     if (err instanceof ActorError && err.code === 'TIMEOUT') return { action: 'error', status: 503, reason: `route lookup took over ${timeoutMs} ms`, outcome: 'timeout' };
     return { action: 'error', status: 503, reason: `route handler (the gateway actor) failed: ${(err as Error).message}`, outcome: 'unreachable' };
   }
+}
+
+/**
+ * The route the local handler's copied table selects (protocols/gateway/routes.ts
+ * CopiedRoutes), without asking it; undefined when the copy does not select it (ask). Counted
+ * as the handler counts a route it answers (`gateway_route_lookups_total{outcome="route"}`).
+ */
+export function lookupLocally(copied: CopiedRoutes, query: RouteQuery): Promise<RouteDecision> | undefined {
+  const tag = copied.select(query);
+  if (tag === undefined) return undefined;
+  routeLookupsTotal.inc({ outcome: 'route' });
+  return Promise.resolve({ action: 'route', tag });
 }
 
 /** Read a handler's answer body. */

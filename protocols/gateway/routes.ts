@@ -59,6 +59,11 @@ export class RouteTable {
   get size(): number {
     return this.byKey.size;
   }
+
+  /** Every route held, of every owner. */
+  all(): Route[] {
+    return [...this.byKey.values()].map((e) => e.route);
+  }
 }
 
 /**
@@ -91,4 +96,40 @@ export function decideRoute(query: Readonly<Record<string, string | undefined>>,
   if (!hit) return { kind: 'elsewhere', reason: `no registered route matches user ${JSON.stringify(user)}` };
   if (!accepting) return { kind: 'elsewhere', reason: 'this gateway accepts no new calls (draining)' };
   return { kind: 'route', owner: hit.owner, body: { action: 'route', data: { tag } } };
+}
+
+/**
+ * A route handler's table as another actor keeps it: the local SIP server is sent the
+ * gateway's routes (and whether it accepts new calls) on every change, and routes new INVITEs
+ * they select to `tag` without asking. Which connection owns a route does not travel: the
+ * gateway finds the owner again when the INVITE reaches it.
+ */
+export interface RouteCopy {
+  tag: string;
+  routes: Route[];
+  accepting: boolean;
+}
+
+/** Where a copy is kept: answers the tag for a query the handler would route to it, else undefined (ask the handler). */
+export class CopiedRoutes {
+  private table = new RouteTable();
+  private copy: RouteCopy | null = null;
+
+  set(copy: RouteCopy): void {
+    const table = new RouteTable();
+    table.register('copy', copy.routes); // one owner: no conflicts
+    this.table = table;
+    this.copy = { tag: copy.tag, routes: [], accepting: copy.accepting };
+  }
+
+  get size(): number {
+    return this.table.size;
+  }
+
+  /** The handler's tag when its rules route `query` to it (decideRoute), else undefined. */
+  select(query: Readonly<Record<string, string | undefined>>): string | undefined {
+    const c = this.copy;
+    if (c === null) return undefined;
+    return decideRoute(query, this.table, c.tag, c.accepting).kind === 'route' ? c.tag : undefined;
+  }
 }

@@ -164,7 +164,7 @@ test('the route handler without a fallback: 404 for everything that is not a reg
 test('UDP with -lost 10: ten calls complete and the application sees exactly one sip.invite per call', async (t) => {
   t.timeout(120_000);
   const h = await startGateway(t);
-  const { invites } = await answeringApp(h, 'alice');
+  const { app, invites } = await answeringApp(h, 'alice');
   const r = await sipp(t, h.sipPort, ['-sn', 'uac', '-s', 'alice', '-t', 'u1', '-m', '10', '-r', '5', '-lost', '10', '-d', '100'], 110_000);
   t.is(r.failed, 0, r.stdout + r.errors);
   t.is(r.successful, 10);
@@ -172,5 +172,26 @@ test('UDP with -lost 10: ten calls complete and the application sees exactly one
   for (const i of invites) perCall.set(i.callId, (perCall.get(i.callId) ?? 0) + 1);
   t.is(perCall.size, 10);
   t.true([...perCall.values()].every((n) => n === 1));
-  await until(async () => (await h.healthz()).body.calls === 0, 40_000, 'calls back to 0');
+  // (CI once saw a call stay over 40 s after sipp completed all ten: what is left is shown)
+  await until(async () => (await h.healthz()).body.calls === 0, 40_000, 'calls back to 0').catch(async (err: Error) => {
+    t.log('calls left:', JSON.stringify(await app.call('sip.calls', {})), 'sipp:', r.stdout.slice(-2000), r.errors);
+    throw err;
+  });
+});
+
+test('the SIP server\'s copy of the routes follows the gateway: a route released with its connection is 404 at once (not 480), registered again it is routed', async (t) => {
+  const h = await startGateway(t);
+  const first = await answeringApp(h, 'alice');
+  const r = await sipp(t, h.sipPort, ['-sn', 'uac', '-s', 'alice', '-m', '1', '-d', '10']);
+  t.is(r.successful, 1, r.stdout + r.errors);
+  await first.app.close();
+  await until(async () => (await h.healthz()).body.controlConnections === 0, 5000, 'the connection closed');
+  // the copy still naming alice would route the INVITE to the gateway, which finds no owner: 480
+  const gone = await refusedCall(t, h.sipPort, '404', 'alice');
+  t.is(gone.code, 0, gone.stdout + gone.errors);
+  const second = await answeringApp(h, 'alice');
+  const again = await sipp(t, h.sipPort, ['-sn', 'uac', '-s', 'alice', '-m', '1', '-d', '10']);
+  t.is(again.successful, 1, again.stdout + again.errors);
+  t.is(second.invites.length, 1);
+  t.is(first.invites.length, 1);
 });

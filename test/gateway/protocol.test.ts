@@ -2,7 +2,7 @@
 import test from 'ava';
 import { parseFrame, gatewayFailure, MAX_COMMAND_BYTES } from '../../protocols/gateway/envelope.js';
 import { checkCallAnswer, checkGatewayCommand, isMediaMethod } from '../../protocols/gateway/commands.js';
-import { decideRoute, RouteTable, routeUser } from '../../protocols/gateway/routes.js';
+import { CopiedRoutes, decideRoute, RouteTable, routeUser, type Route } from '../../protocols/gateway/routes.js';
 
 test('parseFrame: commands, answers and every invalid shape', (t) => {
   t.deepEqual(parseFrame('{"id":"1","method":"route.list"}'), { kind: 'command', request: { id: '1', method: 'route.list', params: {} } });
@@ -134,4 +134,37 @@ test('routeUser and decideRoute', (t) => {
   t.is(decideRoute({ method: 'INVITE' }, r, 'gw1', true).kind, 'elsewhere');
   t.is(decideRoute({}, r, 'gw1', true).kind, 'elsewhere');
   t.is(decideRoute({ method: 'INVITE', uriUser: 'alice' }, r, 'gw1', false).kind, 'elsewhere', 'not accepting: not ours');
+});
+
+test('CopiedRoutes: a copy of a table (all(), accepting) selects the tag exactly when decideRoute routes', (t) => {
+  // a small alphabet so prefixes, exact routes and users collide often
+  let seed = 7;
+  const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) % n);
+  const word = () => Array.from({ length: 1 + rnd(4) }, () => 'ab1'[rnd(3)]).join('');
+  const empty = new CopiedRoutes();
+  t.is(empty.select({ method: 'INVITE', uriUser: 'a' }), undefined, 'no copy: ask');
+  let compared = 0;
+  for (let round = 0; round < 200; round++) {
+    const table = new RouteTable();
+    for (let owner = 0; owner < 1 + rnd(3); owner++) {
+      const routes: Route[] = Array.from({ length: rnd(5) }, () => ({ match: rnd(2) ? 'exact' : 'userPrefix', value: word() }));
+      table.register(`c${owner}`, routes); // a conflict leaves the owner out, as the gateway does
+    }
+    const accepting = rnd(5) > 0;
+    const c = new CopiedRoutes();
+    c.set({ tag: 'gw', routes: table.all(), accepting });
+    t.is(c.size, table.size);
+    for (let q = 0; q < 20; q++) {
+      const query = { method: rnd(6) ? 'INVITE' : 'MESSAGE', uriUser: rnd(4) ? word() : '', toUser: word() };
+      const d = decideRoute(query, table, 'gw', accepting);
+      t.is(c.select(query), d.kind === 'route' ? 'gw' : undefined, JSON.stringify({ query, routes: table.all(), accepting }));
+      compared++;
+    }
+  }
+  t.is(compared, 4000);
+  const c = new CopiedRoutes();
+  c.set({ tag: 'gw', routes: [{ match: 'exact', value: 'a' }], accepting: true });
+  c.set({ tag: 'gw', routes: [{ match: 'exact', value: 'b' }], accepting: true });
+  t.is(c.select({ method: 'INVITE', uriUser: 'a' }), undefined, 'a newer copy replaces the older');
+  t.is(c.select({ method: 'INVITE', uriUser: 'b' }), 'gw');
 });

@@ -84,7 +84,7 @@ test.before(async (t) => {
   // The mount actor, as the service's tree has it, beside the test store (harness.ts builds the tree without it).
   await store.system.start({
     id: 'test.mount',
-    children: [{ id: MOUNT_ID, module: MOUNT_MODULE, args: mountArgs({ mountPath: mnt, ioTimeoutMs: 3000 }), placement: { mode: 'dedicated' } }],
+    children: [{ id: MOUNT_ID, module: MOUNT_MODULE, args: mountArgs({ mountPath: mnt, ioTimeoutMs: 10_000 }), placement: { mode: 'dedicated' } }],
   });
 
   const objects: Obj[] = [];
@@ -357,7 +357,7 @@ test.serial('the mount actor stopped: the FUSE process unmounts and exits; a new
   await store.system.start({
     id: 'test.mount.again',
     // fuse-native (libfuse 2), the engine used where native/objstore-fuse is not built
-    children: [{ id: MOUNT_ID, module: MOUNT_MODULE, args: { ...mountArgs({ mountPath: mnt, ioTimeoutMs: 3000 }), engine: 'fuse-native' }, placement: { mode: 'dedicated' } }],
+    children: [{ id: MOUNT_ID, module: MOUNT_MODULE, args: { ...mountArgs({ mountPath: mnt, ioTimeoutMs: 10_000 }), engine: 'fuse-native' }, placement: { mode: 'dedicated' } }],
   });
   const now = await store.system.ref<MountProtocol>(MOUNT_ID).request({ type: 'status' });
   t.true(now.mounted);
