@@ -231,10 +231,7 @@ export class Calls {
     const { key, method } = req;
     const call = this.byDialog.get(dialog);
     if (!call || call.state === 'ended') return this.respond(key, 481);
-    if (method === 'BYE') {
-      call.byeBy ??= 'remote';
-      return this.respond(key, 200);
-    }
+    // (a BYE never comes here: the SIP server answers it and casts sip.dialogEnded)
     if (method === 'INVITE') {
       this.o.owners.ask(call.owner, 'sip.reinvite', { callId: call.callId, sdp: text(req.body), headers: otherHeaders(req) }, this.o.answerTimeoutMs).then(
         (result) => {

@@ -103,16 +103,15 @@ export default defineActor<SipServerProtocol, { acceptingNew: boolean }, SipServ
       }
       return { sent: true as const };
     }),
-    // The same as a cast: a refusal has no one to go back to, so it is logged.
-    answer: (msg, ctx, { core, casts }) => {
+    // `respond` as a cast: a refusal has no one to go back to, so it is logged; and with no
+    // reply to keep behind them, the casts it makes (sip.dialog) go with the turn's others.
+    answer: (msg, ctx, { core }) => {
       try {
         core.respond(msg);
       } catch (err) {
         if (!(err instanceof CoreError)) throw err;
         if (err.code === 'NO_TRANSACTION') ctx.log.info({ key: msg.key, status: msg.status }, `answer dropped: ${err.message}`);
         else ctx.log.warn({ key: msg.key, status: msg.status, code: err.code }, `answer refused: ${err.message}`);
-      } finally {
-        casts.flush();
       }
       return { sent: true as const };
     },

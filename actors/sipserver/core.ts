@@ -18,8 +18,9 @@
  * - An outbound INVITE given credentials answers one 401/407 with digest (`authorizeRequest`:
  *   same Call-ID and From tag, CSeq + 1, a new branch); a second challenge is the final answer
  *   (client.ts).
- * - An in-dialog request whose gateway has detached: BYE is answered 200 (the dialog ends),
- *   anything else 481.
+ * - A BYE in a dialog the server holds is answered 200 here and the dialog ends (the gateway
+ *   is cast `sip.dialogEnded`, not the BYE). Any other in-dialog request whose gateway has
+ *   detached: 481.
  */
 import { randomBytes } from './random.js';
 import { performance } from 'node:perf_hooks';
@@ -368,14 +369,14 @@ export class SipCore {
     const verdict = sip.receiveInDialogRequest(entry.dialog, req, this.a.retryAfter);
     if (!verdict.ok) return this.refuse(key, verdict.status, verdict.headers);
     entry.dialog = verdict.dialog;
-    if (![...this.tags.values()].includes(entry.gateway)) {
-      if (req.method === 'BYE') {
-        this.answer(key, sip.createResponse(req, 200));
-        this.endDialog(dk, 'bye');
-        return;
-      }
-      return this.refuse(key, 481);
+    // A BYE in a dialog we hold is answered here (as drachtio-srf answers it for its dialogs):
+    // nothing the gateway could say changes it; it hears `sip.dialogEnded {reason: 'bye'}`.
+    if (req.method === 'BYE') {
+      this.answer(key, sip.createResponse(req, 200));
+      this.endDialog(dk, 'bye');
+      return;
     }
+    if (![...this.tags.values()].includes(entry.gateway)) return this.refuse(key, 481);
     tx.gateway = entry.gateway;
     tx.dialog = dk;
     tx.answerBy = this.now() + (req.method === 'INVITE' ? this.a.inviteAnswerMs : NON_INVITE_ANSWER_MS);

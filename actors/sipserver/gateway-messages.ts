@@ -39,8 +39,9 @@ export interface RequestFields {
 export type SipServerEvent =
   /**
    * A request for this gateway: a new out-of-dialog request routed to its tag (`dialog`
-   * undefined), or a request inside one of its dialogs (`dialog` set). Answer with
-   * `respond {key, ...}`. INVITE retransmissions are absorbed: each INVITE comes once.
+   * undefined), or a request other than BYE inside one of its dialogs (`dialog` set: the
+   * server answers a BYE itself and casts `sip.dialogEnded`). Answer with `respond {key, ...}`
+   * (or `answer`, its cast). INVITE retransmissions are absorbed: each INVITE comes once.
    */
   | ({ type: 'sip.request'; key: string; method: string; callId: string; dialog?: string; source: SipSource } & RequestFields)
   /** The ACK of our 2xx arrived: the dialog is confirmed. */
