@@ -274,7 +274,7 @@ export class SipCore {
   private bytesOf(res: SipResponse): Buffer {
     let bytes = this.serialized.get(res);
     if (!bytes) {
-      bytes = sip.serializeMessage(res);
+      bytes = sip.serializeMessage(res, { own: true }); // kept as long as the response: not a pool slice
       this.serialized.set(res, bytes);
     }
     return bytes;
@@ -390,7 +390,7 @@ export class SipCore {
     const inviteTx = target ? this.txs.get(target.key) : undefined;
     if (!target || !inviteTx) return this.answer(key, sip.createResponse(cancel, 481));
     this.answer(key, sip.createResponse(cancel, 200, { toTag: inviteTx.toTag }));
-    if (target.tx.state !== 'proceeding' || inviteTx.final) return;
+    if (target.tx.state !== 'proceeding' || inviteTx.final || !inviteTx.request) return;
     this.answer(target.key, sip.createResponse(inviteTx.request, 487, { toTag: inviteTx.toTag }));
     if (inviteTx.gateway) this.cast(inviteTx.gateway, { type: 'sip.cancelled', key: target.key, callId: cancel.callId, reason: 'cancel' });
   }
@@ -407,7 +407,7 @@ export class SipCore {
 
   private refuse(key: string, status: number, headers: SipHeader[] = [], reason?: string): void {
     const tx = this.txs.get(key);
-    if (!tx) return;
+    if (!tx?.request) return; // gone, or answered finally already
     this.answer(key, sip.createResponse(tx.request, status, { toTag: tx.toTag, headers, ...(reason ? { reason } : {}) }));
   }
 
@@ -415,6 +415,7 @@ export class SipCore {
     const tx = this.txs.get(key);
     if (tx && res.status >= 200) {
       tx.final = true;
+      tx.request = undefined; // the transaction lives up to 64·T1 more: nothing reads the request again
       this.awaitingAnswer.delete(key);
     }
     responsesTotal.inc({ status: String(res.status) });
@@ -435,12 +436,12 @@ export class SipCore {
 
   respond(m: { key: string; status: number; reason?: string; headers?: SipHeader[]; body?: string; contentType?: string }): void {
     const tx = this.txs.get(m.key);
-    if (!tx || tx.final) throw new CoreError('NO_TRANSACTION', `no transaction ${JSON.stringify(m.key)} waiting for an answer (unknown, answered or cancelled)`);
+    const req = tx?.request;
+    if (!tx || !req || tx.final) throw new CoreError('NO_TRANSACTION', `no transaction ${JSON.stringify(m.key)} waiting for an answer (unknown, answered or cancelled)`);
     if (!Number.isInteger(m.status) || m.status < 101 || m.status > 699) throw new CoreError('INVALID', `status must be an integer from 101 to 699, not ${m.status}`);
     const headers = checkHeaders(m.headers ?? []);
     if (m.reason !== undefined && /[\r\n]/.test(m.reason)) throw new CoreError('INVALID', 'reason must be one line');
     const contentType = m.contentType !== undefined ? parseContentType(m.contentType) : undefined;
-    const req = tx.request;
     const isInvite2xx = req.method === 'INVITE' && m.status >= 200 && m.status < 300;
     const hasContact = headers.some((h) => h.name.toLowerCase() === 'contact' || h.name === 'm');
     const res = sip.createResponse(req, m.status, {
@@ -548,10 +549,11 @@ export class SipCore {
     this.run(this.table.fire(now));
     for (const key of [...this.awaitingAnswer]) {
       const tx = this.txs.get(key);
-      if (!tx || tx.answerBy === undefined || tx.final || tx.answerBy > now) continue;
-      this.log.warn({ callId: tx.request.callId, method: tx.request.method }, 'gateway gave no final answer in time: 408');
+      if (!tx?.request || tx.answerBy === undefined || tx.final || tx.answerBy > now) continue;
+      const { callId, method } = tx.request;
+      this.log.warn({ callId, method }, 'gateway gave no final answer in time: 408');
       this.refuse(key, 408, [], 'No Answer From Application');
-      if (tx.gateway && tx.request.method === 'INVITE' && !tx.dialog) this.cast(tx.gateway, { type: 'sip.cancelled', key, callId: tx.request.callId, reason: 'timeout' });
+      if (tx.gateway && method === 'INVITE' && !tx.dialog) this.cast(tx.gateway, { type: 'sip.cancelled', key, callId, reason: 'timeout' });
     }
     for (const dk of [...this.awaitingAck]) {
       const e = this.dialogs.get(dk);

@@ -8,7 +8,11 @@ import type { SipSource } from './gateway-messages.js';
 import type { CoreError } from './gateway-input.js';
 
 export interface ServerTx {
-  request: SipRequest;
+  /**
+   * The request, until it is answered finally (`final`): the transaction lives up to 64·T1
+   * more to absorb retransmissions, and a busy server holds ~130 000 of them.
+   */
+  request?: SipRequest;
   source: SipSource;
   toTag: string;
   final: boolean;

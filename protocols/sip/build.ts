@@ -9,6 +9,8 @@ import { headerValue } from './parse.js';
 import type { Header, MediaType, NameAddr, PartialMessage, SipRequest, SipResponse, Uri, Via } from './types.js';
 import { MAGIC_COOKIE } from './via.js';
 
+const NO_BODY = Buffer.alloc(0);
+
 /** Default reason phrases (RFC 3261 §21 and the extensions the gateway uses). */
 export const REASON_PHRASES: Record<number, string> = {
   100: 'Trying', 180: 'Ringing', 181: 'Call Is Being Forwarded', 182: 'Queued', 183: 'Session Progress',
@@ -52,7 +54,7 @@ export function createResponse(req: SipRequest, status: number, o: ResponseOptio
     route: [],
     recordRoute: status > 100 && status < 300 ? req.recordRoute : [],
     headers,
-    body: o.body ?? Buffer.alloc(0),
+    body: o.body ?? NO_BODY, // one empty buffer for every bodiless response (nothing writes into zero bytes)
   };
   if (o.contentType) res.contentType = o.contentType;
   return res;

@@ -17,12 +17,17 @@ import type { SipRequest, SipResponse } from './types.js';
 import { formatUri } from './uri.js';
 import { branchOf, formatVia, isRfc3261Branch, sentByKey } from './via.js';
 
+/**
+ * Keys are joined, not concatenated: a concatenation is a tree of its pieces in V8 until it is
+ * flattened, and a key stored for 64·T1 kept every piece — each piece a slice of the message's
+ * header text, so the whole text. `join` makes one flat string.
+ */
 function serverKeyFor(req: SipRequest, method: string): string {
   const top = req.via[0];
   if (!top) throw new Error('request without Via');
   const branch = branchOf(top);
-  if (isRfc3261Branch(branch)) return `s|${branch}|${sentByKey(top)}|${method}`;
-  return `s2543|${formatUri(req.uri)}|${tagOf(req.from) ?? ''}|${req.callId}|${req.cseq.seq}|${formatVia(top)}|${method}`;
+  if (isRfc3261Branch(branch)) return ['s', branch, sentByKey(top), method].join('|');
+  return ['s2543', formatUri(req.uri), tagOf(req.from) ?? '', req.callId, req.cseq.seq, formatVia(top), method].join('|');
 }
 
 /** The server transaction a received request belongs to. */
@@ -37,7 +42,7 @@ export function cancelledInviteKey(cancel: SipRequest): string {
 
 /** The client transaction of a request we send. */
 export function clientTransactionKey(req: SipRequest): string {
-  return `c|${branchOf(req.via[0] ?? { protocol: '', transport: '', host: '', params: {} }) ?? ''}|${req.method}`;
+  return ['c', branchOf(req.via[0] ?? { protocol: '', transport: '', host: '', params: {} }) ?? '', req.method].join('|');
 }
 
 /** The client transaction a received response belongs to. */

@@ -32,7 +32,13 @@ export type TransactionState = 'calling' | 'trying' | 'proceeding' | 'completed'
 export interface Transaction {
   kind: TransactionKind;
   state: TransactionState;
-  request: SipRequest;
+  /**
+   * The request: a client transaction's for its whole life; a server transaction's until its
+   * final response. The states after that (completed, confirmed, accepted) only absorb
+   * retransmissions, for up to 64·T1, and a busy server holds ~130 000 of them: they keep the
+   * last response and their timers, not the parsed request.
+   */
+  request?: SipRequest;
   reliable: boolean;
   config: TimerConfig;
   /** Server: the last response sent. Client: the final response received. */
@@ -116,6 +122,12 @@ class Builder {
   }
 }
 
+/** A client transaction's request (kept for its whole life). */
+function clientRequest(t: Transaction): SipRequest {
+  if (!t.request) throw new Error(`${t.kind} transaction without its request`);
+  return t.request;
+}
+
 function fresh(kind: TransactionKind, state: TransactionState, request: SipRequest, o: TransactionOptions): Transaction {
   const config = o.config ?? DEFAULT_TIMERS;
   return { kind, state, request, reliable: o.reliable, config, interval: config.t1, timers: {} };
@@ -172,7 +184,7 @@ function ict(b: Builder, e: TransactionEvent): void {
   const t = b.tx;
   if (e.type === 'timer') {
     if (e.timer === 'A' && t.state === 'calling') {
-      b.send(t.request);
+      b.send(clientRequest(t));
       t.interval *= 2;
       b.start('A', t.interval);
     } else if (e.timer === 'B' && t.state === 'calling') {
@@ -203,7 +215,7 @@ function ict(b: Builder, e: TransactionEvent): void {
     } else {
       t.state = 'completed';
       t.lastResponse = r;
-      t.ack = createNon2xxAck(t.request, r);
+      t.ack = createNon2xxAck(clientRequest(t), r);
       b.send(t.ack);
       b.up({ type: 'response', response: r });
       b.wait('D');
@@ -219,7 +231,7 @@ function nict(b: Builder, e: TransactionEvent): void {
   const t = b.tx;
   if (e.type === 'timer') {
     if (e.timer === 'E' && (t.state === 'trying' || t.state === 'proceeding')) {
-      b.send(t.request);
+      b.send(clientRequest(t));
       t.interval = t.state === 'trying' ? Math.min(2 * t.interval, t.config.t2) : t.config.t2;
       b.start('E', t.interval);
     } else if (e.timer === 'F' && (t.state === 'trying' || t.state === 'proceeding')) {
@@ -286,10 +298,14 @@ function ist(b: Builder, e: TransactionEvent): void {
     t.lastResponse = r;
     if (r.status >= 300) {
       t.state = 'completed';
+      t.request = undefined;
       if (!t.reliable) b.start('G', t.config.t1);
       b.start('H', timerDuration('H', t.reliable, t.config));
     } else if (r.status >= 200) {
+      // accepted (RFC 6026) absorbs retransmitted INVITEs; the TU retransmits its 2xx itself
       t.state = 'accepted';
+      t.request = undefined;
+      t.lastResponse = undefined;
       b.start('L', timerDuration('L', t.reliable, t.config));
     }
   } else if (t.state === 'accepted' && r.status >= 200 && r.status < 300) {
@@ -320,6 +336,7 @@ function nist(b: Builder, e: TransactionEvent): void {
   if (r.status < 200) t.state = 'proceeding';
   else {
     t.state = 'completed';
+    t.request = undefined;
     b.wait('J');
   }
 }

@@ -43,7 +43,7 @@ test('the table fires only timers still running: 2000 INVITEs answered 180 stop 
   for (let i = 0; i < 2000; i++) {
     const r = table.request(request('INVITE', { branch: `z9hG4bKa${i}` }), false, 0);
     // A provisional answer stops A and B (Proceeding: no timer runs).
-    table.receive(response(table.get(r.key)!.request, 180, { toTag: 't' }), false, 10);
+    table.receive(response(table.get(r.key)!.request!, 180, { toTag: 't' }), false, 10);
   }
   const silent = table.request(request('INVITE', { branch: 'z9hG4bKsilent' }), false, 20);
   t.is(table.nextDeadline(), 120, 'the only running timer is the silent one\'s A (20 + T1)');

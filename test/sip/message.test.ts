@@ -147,6 +147,16 @@ test('serializer: the Content-Length written is the body length, whatever header
   t.true(text.endsWith('Content-Length: 12\r\n\r\nhello, world'));
 });
 
+test('serializer: `own` bytes are the same bytes in memory of their own (a kept response does not hold a pool block)', (t) => {
+  const m = ok(t, parse(['X-A: 1'], { body: 'hello' }));
+  const pooled = serializeMessage(m);
+  const own = serializeMessage(m, { own: true });
+  t.deepEqual(own, pooled);
+  t.is(own.byteOffset, 0);
+  t.is(own.buffer.byteLength, own.length, 'its ArrayBuffer is exactly its bytes');
+  t.true(pooled.buffer.byteLength > pooled.length, 'the default is a slice of the shared pool');
+});
+
 test('identifiers from caller-provided random bytes: branch with the magic cookie, tag, Call-ID', (t) => {
   const bytes = Uint8Array.from([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
   t.is(newBranch(bytes), 'z9hG4bKAQIDBAUGBwgJCgsM');

@@ -60,7 +60,7 @@ test('INVITE client over UDP: sent at once, Timer A retransmits at 0.5, 1.5, 3.5
 
 test('INVITE client: a 1xx moves to Proceeding and stops retransmission', (t) => {
   const s = createClientTransaction(request('INVITE'), UDP, 0);
-  const p = ev(s.tx, rx(response(s.tx.request, 180, { toTag: 'a6c85cf' })), 200);
+  const p = ev(s.tx, rx(response(s.tx.request!, 180, { toTag: 'a6c85cf' })), 200);
   t.is(p.tx.state, 'proceeding');
   t.deepEqual(types(p), ['cancelTimer:A', 'cancelTimer:B', 'response']);
   t.deepEqual(p.tx.timers, {});
@@ -92,13 +92,13 @@ test('INVITE client: a 486 is ACKed by the transaction (same branch, To tag of t
 test('INVITE client over TCP: no Timer A, a non-2xx final terminates at once (D = 0)', (t) => {
   const s = createClientTransaction(request('INVITE'), TCP, 0);
   t.deepEqual(types(s), ['send', 'startTimer:B']);
-  const c = ev(s.tx, rx(response(s.tx.request, 603, { toTag: 'x' })), 10);
+  const c = ev(s.tx, rx(response(s.tx.request!, 603, { toTag: 'x' })), 10);
   t.deepEqual(types(c), ['cancelTimer:B', 'send', 'response', 'terminated']);
 });
 
 test('INVITE client (RFC 6026): a 2xx moves to Accepted, its retransmissions reach the TU, Timer M ends it', (t) => {
   const s = createClientTransaction(request('INVITE'), UDP, 0);
-  const ok = response(s.tx.request, 200, { toTag: 'a6c85cf' });
+  const ok = response(s.tx.request!, 200, { toTag: 'a6c85cf' });
   const a = ev(s.tx, rx(ok), 100);
   t.is(a.tx.state, 'accepted');
   t.deepEqual(types(a), ['cancelTimer:A', 'cancelTimer:B', 'response', 'startTimer:M']);
@@ -122,7 +122,7 @@ test('non-INVITE client over UDP: Timer E doubles to T2 (0.5, 1.5, 3.5, 7.5, 11.
 
 test('non-INVITE client: in Proceeding Timer E is T2 at once', (t) => {
   const s = createClientTransaction(request('BYE', { toTag: 'a6c85cf' }), UDP, 0);
-  const p = ev(s.tx, rx(response(s.tx.request, 100)), 100);
+  const p = ev(s.tx, rx(response(s.tx.request!, 100)), 100);
   t.is(p.tx.state, 'proceeding');
   const r = ev(p.tx, { type: 'timer', timer: 'E' }, 500);
   t.deepEqual(types(r), ['send', 'startTimer:E']);
@@ -131,7 +131,7 @@ test('non-INVITE client: in Proceeding Timer E is T2 at once', (t) => {
 
 test('non-INVITE client: a final response completes it, Timer K (T4) absorbs retransmissions, 0 on TCP', (t) => {
   const s = createClientTransaction(request('BYE', { toTag: 'a6c85cf' }), UDP, 0);
-  const ok = response(s.tx.request, 200, { toTag: 'a6c85cf' });
+  const ok = response(s.tx.request!, 200, { toTag: 'a6c85cf' });
   const c = ev(s.tx, rx(ok), 50);
   t.deepEqual(types(c), ['cancelTimer:E', 'cancelTimer:F', 'response', 'startTimer:K']);
   t.is(c.tx.timers.K, 5050);
@@ -162,6 +162,8 @@ test('INVITE server over UDP: a 486 is retransmitted by Timer G at 0.5, 1.5, 3.5
   const s = createServerTransaction(inv, UDP, 0);
   const c = ev(s.tx, { type: 'respond', response: createResponse(inv, 486, { toTag: 'x' }) }, 0);
   t.is(c.tx.state, 'completed');
+  t.is(c.tx.request, undefined, 'answered finally: the parsed request is let go (it lives up to 64·T1 more)');
+  t.is(s.tx.request, inv, 'the step before is untouched');
   t.deepEqual(types(c), ['send', 'startTimer:G', 'startTimer:H']);
   const run = runClock(c, 40000);
   t.deepEqual(run.sends, [500, 1500, 3500, 7500, 11500, 15500, 19500, 23500, 27500, 31500]);
@@ -191,6 +193,8 @@ test('INVITE server (RFC 6026): a 2xx moves to Accepted with Timer L; INVITE ret
   const ok = createResponse(inv, 200, { toTag: 'x' });
   const a = ev(s.tx, { type: 'respond', response: ok }, 10);
   t.is(a.tx.state, 'accepted');
+  t.is(a.tx.request, undefined, 'accepted keeps neither the request…');
+  t.is(a.tx.lastResponse, undefined, '…nor the 2xx (the TU retransmits it)');
   t.deepEqual(types(a), ['send', 'startTimer:L']);
   t.is(a.tx.timers.L, 32010);
   t.deepEqual(types(ev(a.tx, rx(inv), 100)), [], 'INVITE retransmission absorbed');
@@ -212,6 +216,8 @@ test('non-INVITE server: retransmissions absorbed in Trying, answered with the l
   const ok = createResponse(bye, 200);
   const c = ev(s.tx, { type: 'respond', response: ok }, 10);
   t.deepEqual(types(c), ['send', 'startTimer:J']);
+  t.is(c.tx.request, undefined, 'completed keeps the last response only');
+  t.is(c.tx.lastResponse, ok);
   t.is(c.tx.timers.J, 32010);
   t.deepEqual(ev(c.tx, rx(bye), 20).actions, [{ type: 'send', message: ok }]);
   t.is(ev(c.tx, { type: 'timer', timer: 'J' }, 32010).tx.state, 'terminated');
