@@ -13,6 +13,7 @@ import { Transport } from './transport.js';
 import { CastBatcher } from './casts.js';
 import { askRouteActor, lookupLocally, type RouteHandlerProtocol } from './routing.js';
 import { CopiedRoutes } from '../../protocols/gateway/routes.js';
+import { checkRouteCopy } from '../../protocols/gateway/commands.js';
 
 type GatewayProtocol = Protocol<SipServerCast>;
 
@@ -116,7 +117,10 @@ export default defineActor<SipServerProtocol, { acceptingNew: boolean }, SipServ
       return { sent: true as const };
     },
     routeCopy: (msg, ctx, { copied }) => {
-      if (msg.from === ctx.args.routeActor) copied.set(msg);
+      if (msg.from !== ctx.args.routeActor) return { routes: copied.size };
+      const checked = checkRouteCopy({ tag: msg.tag, routes: msg.routes, accepting: msg.accepting });
+      if (!checked.ok) throw new ReplyError('INVALID', `routeCopy refused, the copy kept is unchanged: ${checked.error}`);
+      copied.set(checked.value);
       return { routes: copied.size };
     },
     request: async (msg, _ctx, { core, casts }) => {

@@ -5,7 +5,8 @@
  * a typed command or an INVALID_PARAMS message naming the field (unknown fields are refused
  * too). Pure.
  */
-import { arrayOf, checkParams, describe, number, oneOf, optional, required, string, type Check, type ParamsOf } from '../media/validate.js';
+import { arrayOf, boolean, checkParams, describe, number, oneOf, optional, required, string, type Check, type ParamsOf } from '../media/validate.js';
+import type { RouteCopy } from './routes.js';
 import { parseCallId } from '../sip/index.js';
 import type { GatewayErrorCode } from './envelope.js';
 
@@ -51,8 +52,10 @@ export const ROUTE_MATCHES = ['exact', 'userPrefix'] as const;
 /** Routes one connection may hold. */
 export const MAX_ROUTES = 1000;
 
+const route = object({ match: required(oneOf(ROUTE_MATCHES)), value: required(string({ min: 1, max: 128 })) });
+
 export const GATEWAY_SHAPES = {
-  'route.register': { routes: required(arrayOf(object({ match: required(oneOf(ROUTE_MATCHES)), value: required(string({ min: 1, max: 128 })) }), { max: MAX_ROUTES })) },
+  'route.register': { routes: required(arrayOf(route, { max: MAX_ROUTES })) },
   'route.list': {},
   'sip.createOutbound': {
     requestUri: required(string({ min: 5, max: 1024 })),
@@ -90,6 +93,13 @@ export function checkGatewayCommand(method: string, params: Record<string, unkno
     return { ok: false, code: 'INVALID_PARAMS', message: `requestUri must be a sip: URI; got ${describe(command.params.requestUri)}` };
   }
   return { ok: true, command };
+}
+
+const ROUTE_COPY = { tag: required(string({ min: 1, max: 256 })), routes: required(arrayOf(route)), accepting: required(boolean) };
+
+/** The gateway's route table as the SIP server is sent it (`routeCopy`): each route as `route.register` takes it. */
+export function checkRouteCopy(v: Record<string, unknown>): { ok: true; value: RouteCopy } | { ok: false; error: string } {
+  return checkParams(ROUTE_COPY, v);
 }
 
 /** The application's answer to `sip.invite` or `sip.reinvite`. */

@@ -113,13 +113,14 @@ export interface RouteCopy {
 /** Where a copy is kept: answers the tag for a query the handler would route to it, else undefined (ask the handler). */
 export class CopiedRoutes {
   private table = new RouteTable();
-  private copy: RouteCopy | null = null;
+  /** The handler's tag and switch; null before the first copy. */
+  private of: { tag: string; accepting: boolean } | null = null;
 
   set(copy: RouteCopy): void {
     const table = new RouteTable();
     table.register('copy', copy.routes); // one owner: no conflicts
     this.table = table;
-    this.copy = { tag: copy.tag, routes: [], accepting: copy.accepting };
+    this.of = { tag: copy.tag, accepting: copy.accepting };
   }
 
   get size(): number {
@@ -128,7 +129,7 @@ export class CopiedRoutes {
 
   /** The handler's tag when its rules route `query` to it (decideRoute), else undefined. */
   select(query: Readonly<Record<string, string | undefined>>): string | undefined {
-    const c = this.copy;
+    const c = this.of;
     if (c === null) return undefined;
     return decideRoute(query, this.table, c.tag, c.accepting).kind === 'route' ? c.tag : undefined;
   }

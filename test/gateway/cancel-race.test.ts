@@ -63,11 +63,11 @@ test('an answer crossing a CANCEL: every call ends (200 then BYE, or 487 and sip
 
   const answeredThenCancelled: string[] = [];
   const answered = new Set<string>();
+  const cancelled = new Set<string>();
   app.on('sip.cancelled', (d) => {
+    cancelled.add(String(d.callId));
     if (answered.has(String(d.callId))) answeredThenCancelled.push(String(d.callId));
   });
-  const cancelled = new Set<string>();
-  app.on('sip.cancelled', (d) => void cancelled.add(String(d.callId)));
   let n = 0;
   app.requests$.subscribe((r) => {
     if (r.method !== 'sip.invite') return;

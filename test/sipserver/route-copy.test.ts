@@ -85,3 +85,23 @@ test('answer (respond as a cast): a refusal is not thrown back; the server keeps
   t.false(/^hostd_actor_crashes_total\{kind="sipserver"[^\n]* [1-9]/m.test(metrics), 'no crash');
   t.is(metric(metrics, 'hostd_actor_restarts_total{kind="sipserver"}') || 0, 0, 'no restart');
 });
+
+test('a malformed copy is refused INVALID, naming the field, and the copy kept is unchanged', async (t) => {
+  const h = await startSip(t, {}, true, 'gw1');
+  await copy(h, 'gw1', [{ match: 'exact', value: 'alice' }]);
+  const { refusalOf } = await import('../../runtime/index.js');
+  const refused = async (bad: Record<string, unknown>) => {
+    try {
+      await h.server.request({ type: 'routeCopy', from: 'gw1', tag: 'gw1', routes: [], accepting: true, ...bad } as never);
+      return 'accepted';
+    } catch (err) {
+      return `${refusalOf(err)}: ${(err as Error).message}`;
+    }
+  };
+  t.regex(await refused({ routes: [{ match: 'regex', value: 'a.*' }] }), /^INVALID: .*routes\[0\]\.match/);
+  t.regex(await refused({ routes: [{ match: 'exact', value: '' }] }), /^INVALID: .*routes\[0\]\.value/);
+  t.regex(await refused({ routes: 'alice' }), /^INVALID: .*routes/);
+  t.regex(await refused({ tag: '' }), /^INVALID: .*tag/);
+  t.regex(await refused({ accepting: 'yes' }), /^INVALID: .*accepting/);
+  t.is(await finalFor(h, 'alice'), 200, 'the last good copy still routes');
+});
