@@ -77,11 +77,13 @@ for (const transport of ['u1', 't1'] as const) {
 test('UDP with -lost 10: calls complete and the gateway saw exactly one INVITE per call', async (t) => {
   const h = await startSip(t);
   const calls = 10;
-  const r = await sipp(t, h.port, ['-sn', 'uac', '-t', 'u1', '-m', String(calls), '-r', '5', '-l', '5', '-lost', '10', '-s', 'alice', '-recv_timeout', '40000'], 120_000);
+  const r = await sipp(t, h.port, ['-sf', scenario(t, 'uac-lossy.xml'), '-t', 'u1', '-m', String(calls), '-r', '5', '-l', '5', '-lost', '10', '-s', 'alice', '-recv_timeout', '40000'], 120_000);
   const s = await h.gw.request({ type: 'stats' });
   t.log(`sipp -lost 10: ${r.successful} successful, ${r.failed} failed, exit ${r.code}`);
   t.is(r.code, 0, r.stdout + r.errors);
   t.is(r.successful, calls);
   for (const [callId, n] of Object.entries(s.invites)) t.is(n, 1, `INVITE of ${callId} reached the gateway ${n} times`);
   t.is(h.routes.queries.length, Object.keys(s.invites).length, 'one route lookup per call');
+  // each call's BYE reached the server (uac-lossy.xml waits for the BYE's own 200): no dialog left
+  t.is((await h.server.request({ type: 'info' })).dialogs, 0);
 });
