@@ -154,7 +154,9 @@ export type VolumeRefusal =
   /** arguments that make no sense (chunk out of order, unknown slice, ...) */
   | 'BAD_REQUEST'
   /** the volume refuses writes */
-  | 'READ_ONLY';
+  | 'READ_ONLY'
+  /** the volume instance closed while the request ran (its actor is stopping) */
+  | 'CLOSED';
 
 export type VolumeProtocol = Protocol<VolumeMsg, VolumeReplies, VolumeRefusal>;
 

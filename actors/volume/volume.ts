@@ -192,7 +192,7 @@ export class Volume {
         const flags = fsc.O_WRONLY | fsc.O_CREAT | fsc.O_TRUNC | fsc.O_DIRECT;
         const opening = this.run('open', () => open(temp, flags, 0o600), (late) => void late?.close().catch(() => undefined));
         const [exists, fh] = await Promise.allSettled([replace ? false : this.exists(this.paths.final(ref.objectId, ref.index)), opening]);
-        if (fh.status === 'fulfilled') w.fh = fh.value;
+        if (fh.status === 'fulfilled') w.fh = this.kept(fh.value);
         if (exists.status === 'rejected') throw exists.reason;
         if (exists.value) throw bad(`slice ${key} exists already: slices are immutable (delete it first)`);
         if (fh.status === 'rejected') throw fh.reason;
@@ -293,9 +293,19 @@ export class Volume {
 
   private async openForRead(ref: SliceRef): Promise<FileHandle> {
     const path = this.paths.final(ref.objectId, ref.index);
-    const fh = await this.run('open', () => open(path, fsc.O_RDONLY | fsc.O_DIRECT), (late) => void late?.close().catch(() => undefined));
+    const fh = this.kept(await this.run('open', () => open(path, fsc.O_RDONLY | fsc.O_DIRECT), (late) => void late?.close().catch(() => undefined)));
     this.readers.add(fh);
     return fh;
+  }
+
+  /**
+   * A file opened while the volume closed: close() has closed the files it knew of, so this one
+   * is closed now (left, it stayed open until garbage collection) and its operation refused.
+   */
+  private kept(fh: FileHandle): FileHandle {
+    if (!this.closed) return fh;
+    this.closeQuietly(fh);
+    throw new ReplyError('CLOSED', `volume ${this.args.volumeId} closed (its actor is stopping): ask again once it is back`);
   }
 
   private closeReader(fh: FileHandle): void {
