@@ -1,6 +1,6 @@
 /**
  * The frames between the broker (native-mount.ts) and the libfuse 3 file system
- * (native/objstore-fuse/objstore-fuse.c) over its stdin and stdout: one home for the format, the C
+ * (native/objstore-fuse/, its broker.c) over its stdin and stdout: one home for the format, the C
  * side follows it. Little-endian. Every frame: u32 length (of what follows), u32 n, then
  *   from the file system: u8 op, body;   from the broker: i32 code (0, or a negative errno), body.
  * n is a question's number (the answer repeats it); 0 for what has no answer (MOUNTED, RELEASE).

@@ -15,105 +15,29 @@
  *
  * Every operation that would write answers EROFS. SIGTERM or SIGINT: unmount and exit 0. The
  * broker gone (stdin at EOF): the same, so a killed daemon does not leave this process serving.
+ *
+ * Here: the operations and the windows. The channel to the broker is broker.c's; attributes and
+ * the hints of `ls -l` are hints.c's.
  */
 #define FUSE_USE_VERSION 31
 #include <errno.h>
 #include <fcntl.h>
 #include <fuse.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
-
-/* Frame ops (native-wire.ts). */
-enum { OP_MOUNTED = 0, OP_GETATTR = 1, OP_READDIR = 2, OP_OPEN = 3, OP_FETCH = 4, OP_RELEASE = 5 };
+#include "broker.h"
+#include "hints.h"
 
 static int windows_fd = -1;
 static uint64_t WINDOW = 16u << 20;
 static int AHEAD = 2;
 
-static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
-/* Guards the pending questions, the files' windows and their counts. */
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
-
-/* ---- frames ---- */
-
-struct buf {
-  uint8_t *p;
-  size_t len, cap;
-};
-
-static void put(struct buf *b, const void *src, size_t n) {
-  if (b->len + n > b->cap) {
-    b->cap = (b->len + n) * 2 + 64;
-    b->p = realloc(b->p, b->cap);
-    if (!b->p) abort();
-  }
-  memcpy(b->p + b->len, src, n);
-  b->len += n;
-}
-static void put_u32(struct buf *b, uint32_t v) { put(b, &v, 4); }
-static void put_u64(struct buf *b, uint64_t v) { put(b, &v, 8); }
-
-static int write_all(int fd, const uint8_t *p, size_t n) {
-  while (n) {
-    ssize_t w = write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return -1;
-    p += w;
-    n -= (size_t)w;
-  }
-  return 0;
-}
-
-static int read_all(int fd, uint8_t *p, size_t n) {
-  while (n) {
-    ssize_t r = read(fd, p, n);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return -1;
-    p += r;
-    n -= (size_t)r;
-  }
-  return 0;
-}
-
-/* Send one frame: u32 length, then u32 n, u8 op, then the body. */
-static int send_frame(uint32_t n, uint8_t op, const struct buf *body) {
-  uint32_t len = 5 + (uint32_t)(body ? body->len : 0);
-  uint8_t head[9];
-  memcpy(head, &len, 4);
-  memcpy(head + 4, &n, 4);
-  head[8] = op;
-  pthread_mutex_lock(&out_lock);
-  int r = write_all(1, head, 9);
-  if (r == 0 && body && body->len) r = write_all(1, body->p, body->len);
-  pthread_mutex_unlock(&out_lock);
-  return r;
-}
-
-/* ---- questions and their answers ---- */
-
-struct window;
-
-struct pending {
-  uint32_t n;
-  int done;
-  int32_t code;
-  uint8_t *reply; /* the answer's body (after n and code), malloc'd */
-  uint32_t reply_len;
-  struct window *win; /* a FETCH: the window it fills (NULL: a question a thread waits for) */
-  struct pending *next;
-};
-
-static struct pending *pendings = NULL;
-static uint32_t next_n = 1;
-static int broker_gone = 0;
+/* ---- windows (under `lock`) ---- */
 
 struct window {
   uint64_t start;
@@ -142,44 +66,8 @@ static void release_slot(struct window *w) {
   free(w);
 }
 
-/* Ask the broker and wait (not under `lock`); the answer's code (0 or a negative errno). */
-static int32_t ask(uint8_t op, const struct buf *body, uint8_t **reply, uint32_t *reply_len) {
-  struct pending p = {0};
-  pthread_mutex_lock(&lock);
-  if (broker_gone) {
-    pthread_mutex_unlock(&lock);
-    return -EIO;
-  }
-  p.n = next_n++;
-  p.next = pendings;
-  pendings = &p;
-  pthread_mutex_unlock(&lock);
-  if (send_frame(p.n, op, body) != 0) {
-    pthread_mutex_lock(&lock);
-    for (struct pending **q = &pendings; *q; q = &(*q)->next)
-      if (*q == &p) {
-        *q = p.next;
-        break;
-      }
-    pthread_mutex_unlock(&lock);
-    return -EIO;
-  }
-  pthread_mutex_lock(&lock);
-  while (!p.done) pthread_cond_wait(&changed, &lock);
-  pthread_mutex_unlock(&lock);
-  if (reply) *reply = p.reply, *reply_len = p.reply_len;
-  else free(p.reply);
-  return p.code;
-}
-
-/* A FETCH for window `w` of `f` (called under `lock`; the answer is handled by the reader thread). */
+/* A FETCH for window `w` of `f` (under `lock`; the answer comes to `fetched`). */
 static int fetch(struct file *f, struct window *w, int ahead) {
-  struct pending *p = calloc(1, sizeof *p);
-  if (!p) return -ENOMEM;
-  p->n = next_n++;
-  p->win = w;
-  p->next = pendings;
-  pendings = p;
   struct buf b = {0};
   uint64_t len = f->size - w->start < WINDOW ? f->size - w->start : WINDOW;
   put_u64(&b, w->start);
@@ -187,72 +75,25 @@ static int fetch(struct file *f, struct window *w, int ahead) {
   uint8_t a = (uint8_t)ahead;
   put(&b, &a, 1);
   put(&b, f->id, strlen(f->id));
-  int r = send_frame(p->n, OP_FETCH, &b);
+  int r = broker_fetch(w, &b);
   free(b.p);
-  return r == 0 ? 0 : -EIO;
+  return r;
 }
 
-/* The broker's answers: u32 n, i32 code, body. A FETCH's body: u64 slot, u32 bytes. */
-static void *reader(void *arg) {
-  (void)arg;
-  for (;;) {
-    uint32_t len;
-    if (read_all(0, (uint8_t *)&len, 4) != 0 || len < 8) break;
-    uint8_t *frame = malloc(len);
-    if (!frame || read_all(0, frame, len) != 0) break;
-    uint32_t n;
-    int32_t code;
-    memcpy(&n, frame, 4);
-    memcpy(&code, frame + 4, 4);
-    pthread_mutex_lock(&lock);
-    struct pending *p = NULL;
-    for (struct pending **q = &pendings; *q; q = &(*q)->next)
-      if ((*q)->n == n) {
-        p = *q;
-        *q = p->next;
-        break;
-      }
-    if (p && p->win) {
-      struct window *w = p->win;
-      if (code == 0 && len >= 20) {
-        memcpy(&w->slot, frame + 8, 8);
-        memcpy(&w->bytes, frame + 16, 4);
-        w->state = 1;
-        if (w->dropped) release_slot(w);
-      } else {
-        /* failed or declined: the window is forgotten (a reader waiting for it sees the code) */
-        w->state = 2;
-        w->bytes = (uint32_t)(code == 0 ? -EIO : code);
-        if (w->dropped) free(w);
-      }
-      free(p);
-      free(frame);
-    } else if (p) {
-      p->code = code;
-      p->reply_len = len - 8;
-      p->reply = malloc(len - 8 + 1);
-      memcpy(p->reply, frame + 8, len - 8);
-      p->reply[len - 8] = 0;
-      p->done = 1;
-      free(frame);
-    } else {
-      free(frame);
-    }
-    pthread_cond_broadcast(&changed);
-    pthread_mutex_unlock(&lock);
+/* A FETCH's answer (broker.c's reader, under `lock`): its body is u64 slot, u32 bytes. */
+static void fetched(void *window, int32_t code, const uint8_t *body, uint32_t len) {
+  struct window *w = window;
+  if (code == 0 && len >= 12) {
+    memcpy(&w->slot, body, 8);
+    memcpy(&w->bytes, body + 8, 4);
+    w->state = 1;
+    if (w->dropped) release_slot(w);
+  } else {
+    /* failed or declined: the window is forgotten (a reader waiting for it sees the code) */
+    w->state = 2;
+    w->bytes = (uint32_t)(code == 0 ? -EIO : code);
+    if (w->dropped) free(w);
   }
-  /* The broker is gone: every waiter fails, and the mount goes away. */
-  pthread_mutex_lock(&lock);
-  broker_gone = 1;
-  for (struct pending *p = pendings; p; p = p->next) {
-    p->code = -EIO;
-    p->done = 1;
-    if (p->win) p->win->state = 2, p->win->bytes = (uint32_t)-EIO;
-  }
-  pthread_cond_broadcast(&changed);
-  pthread_mutex_unlock(&lock);
-  kill(getpid(), SIGTERM);
-  return NULL;
 }
 
 /* ---- operations ---- */
@@ -261,96 +102,9 @@ static int of_path(uint8_t op, const char *path, uint32_t flags, int with_flags,
   struct buf b = {0};
   if (with_flags) put_u32(&b, flags);
   put(&b, path, strlen(path));
-  int32_t code = ask(op, &b, reply, len);
+  int32_t code = broker_ask(op, &b, reply, len);
   free(b.p);
   return code;
-}
-
-/* An attr (native-wire.ts): u32 mode, u32 nlink, u64 size, f64 mtime (ms). */
-#define ATTR_BYTES 24
-static void attr_of(const uint8_t *r, struct stat *st) {
-  uint32_t mode, nlink;
-  uint64_t size;
-  double ms;
-  memcpy(&mode, r, 4);
-  memcpy(&nlink, r + 4, 4);
-  memcpy(&size, r + 8, 8);
-  memcpy(&ms, r + 16, 8);
-  memset(st, 0, sizeof *st);
-  st->st_mode = mode;
-  st->st_nlink = nlink;
-  st->st_size = (off_t)size;
-  st->st_blksize = 4096;
-  st->st_blocks = (blkcnt_t)((size + 511) / 512);
-  time_t sec = (time_t)(ms / 1000);
-  long nsec = (long)((ms - (double)sec * 1000) * 1e6);
-  st->st_mtim.tv_sec = st->st_atim.tv_sec = st->st_ctim.tv_sec = sec;
-  st->st_mtim.tv_nsec = st->st_atim.tv_nsec = st->st_ctim.tv_nsec = nsec;
-}
-
-/*
- * The hints of the last GETATTR answer: the attributes of the entries after it in its container's
- * listing (what `ls -l` asks for next), kept HINT_MS (as the kernel keeps an attribute) and
- * answered here without a question. Under `lock`.
- */
-#define HINT_MS 1000
-static struct {
-  char *dir; /* the container's path, with its trailing slash */
-  size_t dir_len;
-  uint8_t *body; /* the answer's hints: u16 name length, name, attr; repeated */
-  uint32_t len;
-  uint32_t next; /* where the last hit ended: ls asks in order */
-  struct timespec until;
-} hints;
-
-static int hint_valid(void) {
-  struct timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return hints.body && (now.tv_sec < hints.until.tv_sec || (now.tv_sec == hints.until.tv_sec && now.tv_nsec < hints.until.tv_nsec));
-}
-
-/* `path`'s attributes from the hints, if they hold them (under `lock`). */
-static int hinted(const char *path, struct stat *st) {
-  if (!hint_valid() || strncmp(path, hints.dir, hints.dir_len) != 0) return 0;
-  const char *name = path + hints.dir_len;
-  size_t name_len = strlen(name);
-  for (int pass = 0; pass < 2; pass++) {
-    for (uint32_t at = pass ? 0 : hints.next; at + 2 <= hints.len;) {
-      uint16_t l;
-      memcpy(&l, hints.body + at, 2);
-      if (at + 2 + l + ATTR_BYTES > hints.len) break;
-      if (l == name_len && memcmp(hints.body + at + 2, name, l) == 0) {
-        attr_of(hints.body + at + 2 + l, st);
-        hints.next = at + 2 + l + ATTR_BYTES;
-        return 1;
-      }
-      at += 2 + l + ATTR_BYTES;
-      if (pass && at >= hints.next) break;
-    }
-  }
-  return 0;
-}
-
-static void keep_hints(const char *path, const uint8_t *body, uint32_t len) {
-  const char *slash = strrchr(path, '/');
-  if (!slash || len == 0) return;
-  free(hints.dir);
-  free(hints.body);
-  hints.dir_len = (size_t)(slash - path) + 1;
-  hints.dir = strndup(path, hints.dir_len);
-  hints.body = malloc(len);
-  if (!hints.dir || !hints.body) {
-    free(hints.dir), free(hints.body);
-    hints.dir = NULL, hints.body = NULL;
-    return;
-  }
-  memcpy(hints.body, body, len);
-  hints.len = len;
-  hints.next = 0;
-  clock_gettime(CLOCK_MONOTONIC, &hints.until);
-  hints.until.tv_nsec += (HINT_MS % 1000) * 1000000L;
-  hints.until.tv_sec += HINT_MS / 1000 + hints.until.tv_nsec / 1000000000L;
-  hints.until.tv_nsec %= 1000000000L;
 }
 
 /* GETATTR's answer: the attr, then hints (keep_hints). */
@@ -628,9 +382,12 @@ int main(int argc, char **argv) {
     fuse_destroy(fuse);
     return 1;
   }
-  pthread_t t;
-  pthread_create(&t, NULL, reader, NULL);
-  pthread_detach(t);
+  if (broker_start(fetched) != 0) {
+    fuse_remove_signal_handlers(se);
+    fuse_unmount(fuse);
+    fuse_destroy(fuse);
+    return 1;
+  }
   send_frame(0, OP_MOUNTED, NULL);
   int r = fuse_loop_mt(fuse, 0);
   fuse_remove_signal_handlers(se);
