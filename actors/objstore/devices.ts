@@ -5,7 +5,8 @@
  * udevadm is not installed — neither with OBJSTORE_DISABLE_UDEV=true —, a periodic scan
  * (OBJSTORE_DEVICE_SCAN_INTERVAL_MS, 30 s: a detached loop device may make no event, and events
  * can be lost), and `POST /$/blockDevices/reload`. Events are debounced (1 s) and rescans are
- * single-flight with one coalesced rerun.
+ * single-flight with one coalesced rerun. Once udevadm listens (its header printed) one rescan
+ * covers what changed while it was starting.
  *
  * A rescan: a present volume whose disk is gone (no block device of that name, a size of 0, or
  * its mount gone) turns missing (volumes.ts markMissing: reads rebuild from parity, writes go
@@ -127,6 +128,9 @@ export class Hotplug {
     });
     createInterface({ input: child.stdout! }).on('line', (line) => {
       if (/^(KERNEL|UDEV)\[/.test(line)) this.soon('event');
+      // Its header's last line comes once it listens (the kernel monitor, set up last): what
+      // changed between our start (or its respawn) and then made no event here, so rescan.
+      else if (line.startsWith('KERNEL - ')) this.soon('monitor listening');
     });
     child.on('exit', () => {
       if (this.monitor !== child || this.closed) return;
