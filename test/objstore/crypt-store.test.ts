@@ -140,30 +140,46 @@ test.serial('refusals: a bad encrypt flag, an unknown or bad volume id, and encr
 });
 
 test.serial('a flipped byte in a sealed chunk is refused by its tag, the object reads from parity, and the repair rewrites the slice', async (t) => {
-  const { store, bodies } = t.context;
-  const path = '/enc/o1';
-  const info = await api<{ object: { id: string }; slices: Array<{ index: number; volumeId: number; path: string }> }>(`${store.url}/$/fileinfo${path}`);
-  const slice = info.body.slices.find((s) => s.volumeId === 1)!;
-  const original = readFileSync(slice.path);
-  t.deepEqual([original.readUInt16BE(4), original[0x15]], [3, 1], 'a sealed slice (format version 3, cipher 1)');
-  // Flip a byte of chunk 0's ciphertext (right after the 64-byte header).
-  const damaged = Buffer.from(original);
-  damaged[64 + 100] = damaged[64 + 100]! ^ 0x5a;
-  rewrite(slice.path, damaged);
-  const res = await fetch(`${store.url}${path}`);
-  t.is(res.status, 200);
-  t.is(md5(new Uint8Array(await res.arrayBuffer())), md5(bodies.get(path)!), 'byte-exact, rebuilt from parity');
-  const fault = await waitFor('the CHECKSUM fault', async () => {
-    const f = await api<{ faults: Array<{ objectId: string; volumeId: number; code: string; message: string }> }>(`${store.url}/$/faults`);
-    return f.body.faults.find((x) => x.objectId === info.body.object.id && x.volumeId === 1);
-  }, 10_000, 100);
-  t.is(fault.code, 'CHECKSUM');
-  t.regex(fault.message, /AES-GCM tag does not verify/);
-  await waitFor('the repair to rewrite the slice', async () => {
-    const f = await api<{ faults: Array<{ objectId: string }> }>(`${store.url}/$/faults`);
-    return !f.body.faults.some((x) => x.objectId === info.body.object.id) && existsSync(slice.path) && readFileSync(slice.path).equals(original);
-  }, 30_000, 200);
-  t.pass('the repaired slice is byte-identical to the original: same plaintext, same key, same nonce, same ciphertext');
+  const { store, bodies, marker } = t.context;
+  // An object of its own, written while only the two encrypted volumes take new slices (3 and 4
+  // read-only for the test): 1 + 1, its data slice sealed, and the repair has no other volume to
+  // put the slice on but its own. (The objects stored before lie on all four volumes, data or
+  // parity by free space at their PUT: an encrypted volume may hold only parity, which a GET
+  // never reads.)
+  const path = '/enc/flip';
+  const body = marked(marker, 300_000);
+  for (const id of [3, 4]) t.is((await api(`${store.url}/$/volumes/${id}`, 'PUT', { isReadOnly: true })).status, 200);
+  try {
+    const put = await fetch(`${store.url}${path}`, { method: 'PUT', body });
+    t.is(put.status, 201, await put.text());
+    bodies.set(path, body);
+    const info = await api<{ object: { id: string; k: number }; slices: Array<{ index: number; volumeId: number; path: string }> }>(`${store.url}/$/fileinfo${path}`);
+    t.is(info.body.object.k, 1);
+    const slice = info.body.slices.find((s) => s.index === 0)!;
+    t.true(slice.volumeId === 1 || slice.volumeId === 2, `its data slice is on an encrypted volume (${slice.volumeId})`);
+    const original = readFileSync(slice.path);
+    t.deepEqual([original.readUInt16BE(4), original[0x15]], [3, 1], 'a sealed slice (format version 3, cipher 1)');
+    // Flip a byte of chunk 0's ciphertext (right after the 64-byte header).
+    const damaged = Buffer.from(original);
+    damaged[64 + 100] = damaged[64 + 100]! ^ 0x5a;
+    rewrite(slice.path, damaged);
+    const res = await fetch(`${store.url}${path}`);
+    t.is(res.status, 200);
+    t.is(md5(new Uint8Array(await res.arrayBuffer())), md5(body), 'byte-exact, rebuilt from parity');
+    const fault = await waitFor('the CHECKSUM fault', async () => {
+      const f = await api<{ faults: Array<{ objectId: string; volumeId: number; code: string; message: string }> }>(`${store.url}/$/faults`);
+      return f.body.faults.find((x) => x.objectId === info.body.object.id && x.volumeId === slice.volumeId);
+    }, 10_000, 100);
+    t.is(fault.code, 'CHECKSUM');
+    t.regex(fault.message, /AES-GCM tag does not verify/);
+    await waitFor('the repair to rewrite the slice', async () => {
+      const f = await api<{ faults: Array<{ objectId: string }> }>(`${store.url}/$/faults`);
+      return !f.body.faults.some((x) => x.objectId === info.body.object.id) && existsSync(slice.path) && readFileSync(slice.path).equals(original);
+    }, 30_000, 200);
+    t.pass('the repaired slice is byte-identical to the original: same plaintext, same key, same nonce, same ciphertext');
+  } finally {
+    for (const id of [3, 4]) t.is((await api(`${store.url}/$/volumes/${id}`, 'PUT', { isReadOnly: false })).status, 200);
+  }
 });
 
 test.serial('drain → encrypt → rebalance on a live fleet: objects intact throughout, the volume sealed after', async (t) => {

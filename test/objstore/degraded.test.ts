@@ -52,7 +52,12 @@ test.serial('one disk returning EIO: objects still read byte-exact and the fault
     t.is(r.status, 200, name);
     t.is(r.md5, md5(t.context.bodies.get(name)!), name);
   }
-  const faults = (await (await fetch(`${t.context.store.url}/$/faults`)).json()) as { faults: Array<{ volumeId: number; code: string; repairStatus: string }> };
+  // A read records its faults beside itself (not before its answer): polled for, up to 10 s.
+  type Faults = { faults: Array<{ volumeId: number; code: string; repairStatus: string }> };
+  let faults: Faults = { faults: [] };
+  for (const until = Date.now() + 10_000; faults.faults.length === 0 && Date.now() < until; await new Promise((r) => setTimeout(r, 100))) {
+    faults = (await (await fetch(`${t.context.store.url}/$/faults`)).json()) as Faults;
+  }
   t.true(faults.faults.length >= 1, JSON.stringify(faults));
   t.true(faults.faults.every((f) => f.repairStatus === 'pending'));
   t.true(faults.faults.some((f) => f.code === 'EIO' || f.code === 'TIMEOUT'), JSON.stringify(faults.faults.map((f) => f.code)));
