@@ -4,8 +4,8 @@
  * kernel's uevents arrive without udevd; respawned 5 s after it exits), or a watch of /dev where
  * udevadm is not installed — neither with OBJSTORE_DISABLE_UDEV=true —, a periodic scan
  * (OBJSTORE_DEVICE_SCAN_INTERVAL_MS, 30 s: a detached loop device may make no event, and events
- * can be lost), and `POST /$/blockDevices/reload`. Events are debounced (1 s) and rescans are
- * single-flight with one coalesced rerun. Once udevadm listens (its header printed) one rescan
+ * can be lost), and `POST /$/blockDevices/reload`. Events are gathered (a rescan 1 s after the
+ * first of a burst) and rescans are single-flight with one coalesced rerun. Once udevadm listens (its header printed) one rescan
  * covers what changed while it was starting.
  *
  * A rescan: a present volume whose disk is gone (no block device of that name, a size of 0, or
@@ -111,10 +111,17 @@ export class Hotplug {
     return this.running;
   }
 
+  /**
+   * A rescan DEBOUNCE_MS after the first event of a burst; the events meanwhile are covered by it
+   * (it reads the state when it runs). Not pushed back by each new event: under a steady stream of
+   * block events (other disks attached and detached) the rescan would never come.
+   */
   private soon(why: string): void {
-    if (this.closed) return;
-    if (this.debounce) clearTimeout(this.debounce);
-    this.debounce = setTimeout(() => void this.rescan(why), DEBOUNCE_MS);
+    if (this.closed || this.debounce) return;
+    this.debounce = setTimeout(() => {
+      this.debounce = null;
+      void this.rescan(why);
+    }, DEBOUNCE_MS);
     this.debounce.unref();
   }
 
