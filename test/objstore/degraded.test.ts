@@ -10,7 +10,7 @@ import { startFaultyDisk, type FaultyDisk } from '../helpers/faulty-disk.js';
 import { withLoopDevices } from '../helpers/loop.js';
 import { FileScope, startStore, type Store } from './harness.js';
 
-const test = anyTest as TestFn<{ store: Store; faulty: FaultyDisk[]; bodies: Map<string, Buffer> }>;
+const test = anyTest as TestFn<{ store: Store; faulty: FaultyDisk[]; bodies: Map<string, Buffer>; order: number[] }>;
 const md5 = (b: Uint8Array) => createHash('md5').update(b).digest('hex');
 const scope = new FileScope();
 
@@ -26,7 +26,7 @@ test.before(async (t) => {
     if (res.status !== 201) throw new Error(`PUT ${name}: ${res.status} ${await res.text()}`);
     bodies.set(name, body);
   }
-  t.context = { store, faulty, bodies };
+  t.context = { store, faulty, bodies, order: [0, 1, 2] };
 });
 test.after.always(() => scope.run());
 
@@ -47,7 +47,14 @@ test.serial('all disks good: every object reads byte-exact', async (t) => {
 });
 
 test.serial('one disk returning EIO: objects still read byte-exact and the faults are recorded', async (t) => {
-  await t.context.faulty[0]!.failAll();
+  // The failing disk first is one that holds a data slice of 'big' (volumes 1..3 are the failing
+  // disks; data or parity goes by free space at the PUT, and a GET reads parity only when a data
+  // slice fails). With 4 + 2 on six volumes, at least one of the three holds data.
+  const info = (await (await fetch(`${t.context.store.url}/$/fileinfo/deg/big`)).json()) as { object: { dataVolumes: number[] } };
+  const first = [1, 2, 3].find((v) => info.object.dataVolumes.includes(v))!;
+  t.truthy(first, `a failing disk holds data of big: ${JSON.stringify(info.object)}`);
+  t.context.order = [first - 1, ...[0, 1, 2].filter((i) => i !== first - 1)];
+  await t.context.faulty[t.context.order[0]!]!.failAll();
   for (const [name, r] of await readAll(t)) {
     t.is(r.status, 200, name);
     t.is(r.md5, md5(t.context.bodies.get(name)!), name);
@@ -64,7 +71,7 @@ test.serial('one disk returning EIO: objects still read byte-exact and the fault
 });
 
 test.serial('two disks failing with 4+2: still byte-exact', async (t) => {
-  await t.context.faulty[1]!.failAll();
+  await t.context.faulty[t.context.order[1]!]!.failAll();
   for (const [name, r] of await readAll(t)) {
     t.is(r.status, 200, name);
     t.is(r.md5, md5(t.context.bodies.get(name)!), name);
@@ -72,7 +79,7 @@ test.serial('two disks failing with 4+2: still byte-exact', async (t) => {
 });
 
 test.serial('three disks failing: a clean 503, never unverified bytes', async (t) => {
-  await t.context.faulty[2]!.failAll();
+  await t.context.faulty[t.context.order[2]!]!.failAll();
   for (const name of t.context.bodies.keys()) {
     // Volumes 1..3 are the failing disks. A small object (1+2) spreads over the fleet at random:
     // with at most m of its slices on them it still reads, byte-exact.

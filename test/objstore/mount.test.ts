@@ -260,7 +260,13 @@ test.serial('an object deleted over HTTP goes from the mount; a new object at th
 
 test.serial('an object with a slice on a disk that returns EIO reads byte-exact through the mount', async (t) => {
   const { mnt } = t.context;
-  const faulty = t.context.faulty[0]!;
+  // A failing disk (volumes 1..3) that holds a data slice of /mnt/big: data or parity goes by free
+  // space at the PUT, and only a failing data slice makes a read record a fault (4 + 2 on six
+  // volumes: at least one of the three holds data).
+  const info = (await (await fetch(`${t.context.store.url}/$/fileinfo/mnt/big`)).json()) as { object: { dataVolumes: number[] } };
+  const volume = [1, 2, 3].find((v) => info.object.dataVolumes.includes(v))!;
+  t.truthy(volume, `a failing disk holds data of /mnt/big: ${JSON.stringify(info.object)}`);
+  const faulty = t.context.faulty[volume - 1]!;
   await faulty.failAll();
   t.teardown(() => faulty.heal());
   await new Promise((r) => setTimeout(r, 1200)); // nothing served from the kernel's cache of the files
