@@ -5,8 +5,8 @@
  * udevadm is not installed — neither with OBJSTORE_DISABLE_UDEV=true —, a periodic scan
  * (OBJSTORE_DEVICE_SCAN_INTERVAL_MS, 30 s: a detached loop device may make no event, and events
  * can be lost), and `POST /$/blockDevices/reload`. Events are gathered (a rescan 1 s after the
- * first of a burst) and rescans are single-flight with one coalesced rerun. Once udevadm listens (its header printed) one rescan
- * covers what changed while it was starting.
+ * first of a burst) and rescans are single-flight with one coalesced rerun. Once udevadm listens
+ * (its header printed) one rescan covers what changed while it was starting.
  *
  * A rescan: a present volume whose disk is gone (no block device of that name, a size of 0, or
  * its mount gone) turns missing (volumes.ts markMissing: reads rebuild from parity, writes go
