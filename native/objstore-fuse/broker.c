@@ -70,12 +70,22 @@ static uint32_t next_n = 1;
 static int broker_gone = 0;
 static fetched_fn fetched = NULL;
 
-static void unlink_pending(struct pending *p) {
+/* Number `p` and list it (under `lock`). */
+static void add_pending(struct pending *p) {
+  p->n = next_n++;
+  p->next = pendings;
+  pendings = p;
+}
+
+/* Take `p`, or the one numbered `n` when p is NULL, off the list (under `lock`): NULL if not there. */
+static struct pending *take_pending(struct pending *p, uint32_t n) {
   for (struct pending **q = &pendings; *q; q = &(*q)->next)
-    if (*q == p) {
-      *q = p->next;
-      return;
+    if (p ? *q == p : (*q)->n == n) {
+      struct pending *found = *q;
+      *q = found->next;
+      return found;
     }
+  return NULL;
 }
 
 int32_t broker_ask(uint8_t op, const struct buf *body, uint8_t **reply, uint32_t *reply_len) {
@@ -85,13 +95,11 @@ int32_t broker_ask(uint8_t op, const struct buf *body, uint8_t **reply, uint32_t
     pthread_mutex_unlock(&lock);
     return -EIO;
   }
-  p.n = next_n++;
-  p.next = pendings;
-  pendings = &p;
+  add_pending(&p);
   pthread_mutex_unlock(&lock);
   if (send_frame(p.n, op, body) != 0) {
     pthread_mutex_lock(&lock);
-    unlink_pending(&p);
+    take_pending(&p, 0);
     pthread_mutex_unlock(&lock);
     return -EIO;
   }
@@ -106,13 +114,11 @@ int32_t broker_ask(uint8_t op, const struct buf *body, uint8_t **reply, uint32_t
 int broker_fetch(void *window, const struct buf *body) {
   struct pending *p = calloc(1, sizeof *p);
   if (!p) return -ENOMEM;
-  p->n = next_n++;
   p->window = window;
-  p->next = pendings;
-  pendings = p;
+  add_pending(p);
   if (send_frame(p->n, OP_FETCH, body) == 0) return 0;
   /* not sent: forgotten here, so the broker's going away never reports on this window */
-  unlink_pending(p);
+  take_pending(p, 0);
   free(p);
   return -EIO;
 }
@@ -130,13 +136,7 @@ static void *reader(void *arg) {
     memcpy(&n, frame, 4);
     memcpy(&code, frame + 4, 4);
     pthread_mutex_lock(&lock);
-    struct pending *p = NULL;
-    for (struct pending *q = pendings; q; q = q->next)
-      if (q->n == n) {
-        p = q;
-        break;
-      }
-    if (p) unlink_pending(p);
+    struct pending *p = take_pending(NULL, n);
     if (p && p->window) {
       fetched(p->window, code, frame + 8, len - 8);
       free(p);
